@@ -1,0 +1,56 @@
+# The two commands of the README: `make demo` and `make test`.
+# Everything else here is a convenience wrapper around CMake.
+
+BUILD_DIR ?= build
+ASAN_DIR  ?= build-asan
+FUZZ_DIR  ?= build-fuzz
+JOBS      ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all setup configure build demo test test-asan fuzz bench clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+	@test -x $(BUILD_DIR)/repro
+
+demo: build
+	@bash scripts/demo.sh $(BUILD_DIR)/repro
+
+# The whole suite: the main build's tests, then the trace-format tests under
+# ASan+UBSan, then a short bounded fuzz run of the trace reader.
+test: build test-asan fuzz
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
+
+test-asan: setup
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DREPRO_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_DIR) -j $(JOBS) --target unit_tests
+	@echo "== unit tests under ASan+UBSan"
+	@cd $(ASAN_DIR) && (ctest -L unit -j $(JOBS) --timeout 900 --output-on-failure >ctest-asan.log 2>&1 \
+	    || (cat ctest-asan.log; exit 1)) && tail -n 3 ctest-asan.log
+
+FUZZ_SECONDS ?= 30
+fuzz: setup
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPRO_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target trace_reader_fuzz
+	@echo "== fuzzing the trace reader for $(FUZZ_SECONDS)s"
+	@mkdir -p $(FUZZ_DIR)/corpus
+	@$(FUZZ_DIR)/tests/fuzz/trace_reader_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus tests/fuzz/seeds >$(FUZZ_DIR)/fuzz.log 2>&1 \
+	    || (tail -n 40 $(FUZZ_DIR)/fuzz.log; echo "fuzz: the trace reader crashed; reproducer in $(FUZZ_DIR)/"; exit 1)
+	@grep -E 'stat::number_of_executed_units' $(FUZZ_DIR)/fuzz.log
+
+bench: setup
+	@cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DREPRO_BUILD_BENCH=ON >/dev/null
+	@cmake --build build-bench -j $(JOBS)
+	@build-bench/bench/micro/repro_micro_bench
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR) build-bench

@@ -1,0 +1,130 @@
+#pragma once
+// The events of a trace: what one tracee thread did between two scheduling
+// points, as the recorder saw it and as the replayer must reproduce it.
+//
+// The trace is one totally ordered stream. Exactly one tracee thread runs
+// user code at a time, so an event of thread T means: "T ran from its
+// previous event up to this point, and then this happened". Threads are
+// named by a small index (`thread`) assigned in order of appearance by
+// ThreadStart events; recorded kernel tids are kept only as data.
+//
+// Event is a plain struct with the fields of every kind; each kind documents
+// which fields it uses and the encoder writes only those. Reuse one Event
+// object in hot loops: clear() keeps the vectors' capacity.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace repro::format {
+
+enum class EventKind : uint8_t {
+  /// The thread stopped at a syscall and it completed: syscall_number, args,
+  /// result, syscall_flags, writes (memory the kernel wrote, to restore on
+  /// replay). If a SyscallEntered of the same thread came before, this event
+  /// completes that syscall (the thread is already inside it).
+  kSyscall = 1,
+  /// The thread stopped at a syscall entry and was let into the kernel, where
+  /// it may block; other threads ran meanwhile. syscall_number, args.
+  kSyscallEntered = 2,
+  /// A signal was delivered to the thread at this point: signal_number,
+  /// signal_info (raw siginfo_t bytes), signal_flags.
+  kSignal = 3,
+  /// The thread was preempted in user code after its time slice: registers
+  /// (raw user_regs_struct bytes), extended_registers_hash, memory_hash.
+  kPreempt = 4,
+  /// The thread executed rdtsc (or rdtscp) and got tsc (and tsc_aux).
+  kRdtsc = 5,
+  /// A new thread or process appeared: thread is the new index, parent_thread
+  /// the creator, recorded_tid its kernel tid, clone_flags how it was made.
+  kThreadStart = 6,
+  /// The thread finished exec: path (the new program as the tracee named it),
+  /// content_id (its copy in the trace's files/), random_bytes (AT_RANDOM).
+  kExec = 7,
+  /// The thread exited: exit_status is the raw wait status.
+  kThreadExit = 8,
+  /// The thread mapped a file: path, content_id (copy in files/), result is
+  /// the mapping address; the Syscall event for the mmap follows.
+  kMappedFile = 9,
+  /// Batch of syscalls logged inside the tracee (reserved for the in-process
+  /// fast path): data holds the batch bytes.
+  kSyscallBatch = 10,
+};
+constexpr uint8_t kMaxEventKind = 10;
+
+/// Bits of Event::syscall_flags.
+enum SyscallFlag : uint32_t {
+  /// The syscall tables do not know this syscall's memory effects: replay
+  /// must refuse it by name rather than guess.
+  kSyscallEffectsUnknown = 1u << 0,
+  /// Replay executes this syscall for real (mmap, clone, ...), then checks or
+  /// forces the recorded result.
+  kSyscallExecuted = 1u << 1,
+  /// The recorder changed the syscall (for example io_uring_setup answered
+  /// ENOSYS without running it).
+  kSyscallDenied = 1u << 2,
+};
+
+/// Bits of Event::signal_flags.
+enum SignalFlag : uint32_t {
+  kSignalSynchronous = 1u << 0,  // a fault caused by the instruction itself
+};
+
+/// One range of tracee memory written by the kernel during a syscall.
+struct MemoryWrite {
+  uint64_t address = 0;
+  std::string bytes;
+  bool operator==(const MemoryWrite&) const = default;
+};
+
+struct Event {
+  EventKind kind = EventKind::kSyscall;
+  uint32_t thread = 0;
+
+  // kSyscall, kSyscallEntered
+  int32_t syscall_number = 0;
+  std::array<uint64_t, 6> args{};
+  int64_t result = 0;  // also the address for kMappedFile
+  uint32_t syscall_flags = 0;
+  std::vector<MemoryWrite> writes;
+
+  // kSignal
+  int32_t signal_number = 0;
+  uint32_t signal_flags = 0;
+  std::string signal_info;
+
+  // kPreempt
+  std::string registers;
+  uint64_t extended_registers_hash = 0;
+  uint64_t memory_hash = 0;
+
+  // kRdtsc
+  uint64_t tsc = 0;
+  uint32_t tsc_aux = 0;
+
+  // kThreadStart
+  uint32_t parent_thread = 0;
+  int32_t recorded_tid = 0;
+  uint64_t clone_flags = 0;
+
+  // kExec, kMappedFile
+  std::string path;
+  std::string content_id;
+  std::string random_bytes;
+
+  // kThreadExit
+  int32_t exit_status = 0;
+
+  // kSyscallBatch
+  std::string data;
+
+  /// Resets every field, keeping allocated capacity.
+  void clear();
+  bool operator==(const Event&) const = default;
+};
+
+/// "syscall", "syscall-entered", ...; "unknown" for a bad value.
+const char* event_kind_name(EventKind kind);
+
+}  // namespace repro::format

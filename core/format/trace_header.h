@@ -1,0 +1,47 @@
+#pragma once
+// TraceHeader: what a trace says about the run as a whole. Stored as JSON in
+// the trace directory's `header` file (see docs/trace-format.md).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace repro::format {
+
+/// The processor the trace was recorded on. cpuid cannot be trapped on the
+/// machines we target, so replay compares this with its own CPU.
+struct CpuIdentity {
+  std::string vendor;       // "GenuineIntel"
+  uint32_t family = 0;
+  uint32_t model = 0;
+  uint32_t stepping = 0;
+  std::string features;     // hex of cpuid leaf 1 ecx:edx and leaf 7 ebx:ecx:edx
+  bool operator==(const CpuIdentity&) const = default;
+};
+
+struct TraceHeader {
+  uint32_t format_version = 0;  // filled by the writer
+  std::string arch = "x86_64";
+  CpuIdentity cpu;
+  std::string kernel_release;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::string cwd;
+  std::string exe_path;          // the program as resolved at record time
+  uint64_t seed = 0;
+  uint64_t start_time_ns = 0;    // CLOCK_REALTIME at start
+  std::string repro_version;
+  bool operator==(const TraceHeader&) const = default;
+};
+
+/// Serialises to JSON text.
+std::string header_to_json(const TraceHeader& header);
+/// Parses JSON text; corruption on malformed input, never throws.
+Result<TraceHeader> header_from_json(const std::string& text);
+
+/// The CPU this process runs on (via cpuid).
+CpuIdentity current_cpu_identity();
+
+}  // namespace repro::format

@@ -1,0 +1,59 @@
+#pragma once
+// TraceReader: reads a trace directory written by TraceWriter.
+//
+// Never trusts the bytes: every length and count is checked against what
+// remains, and a bad trace yields a corruption Status naming the file and the
+// byte offset of the bad frame, never a crash. A trace whose `events` ends in
+// a partial frame is read up to the last whole frame; dropped_bytes() says
+// how much was dropped.
+//
+// Not thread-safe. The reader owns its file descriptors.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/base/status.h"
+#include "core/format/event.h"
+#include "core/format/trace_header.h"
+
+namespace repro::format {
+
+enum class TraceState {
+  kComplete,    // `complete` marker and trailer present
+  kIncomplete,  // recording crashed, was killed, or is still running
+};
+
+class TraceReader {
+ public:
+  /// Opens DIR and parses its header. Errors: not_found (no such trace),
+  /// version_mismatch (naming both versions), corruption.
+  static Result<std::unique_ptr<TraceReader>> open(const std::string& dir);
+  ~TraceReader();
+
+  const TraceHeader& header() const;
+  TraceState state() const;
+  /// Event count from the trailer (complete traces only, else 0).
+  uint64_t trailer_event_count() const;
+
+  /// Reads the next event into *event. Returns true with an event, false at
+  /// the end of the valid events, or an error (corruption: file + offset).
+  /// After the end, truncated() says whether a partial frame was dropped.
+  Result<bool> next(Event* event);
+
+  /// Number of events returned so far.
+  uint64_t events_read() const;
+  /// Bytes of `events` after the last whole frame (a cut-off final frame).
+  uint64_t dropped_bytes() const;
+
+  /// Path of a stored file copy by content id; not_found if absent.
+  Result<std::string> file_path(const std::string& content_id) const;
+  const std::string& dir() const;
+
+ private:
+  class Impl;
+  explicit TraceReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace repro::format
