@@ -64,6 +64,11 @@ enum SyscallFlag : uint32_t {
   /// The recorder changed the syscall (for example io_uring_setup answered
   /// ENOSYS without running it).
   kSyscallDenied = 1u << 2,
+  /// The syscall wrote to the recording's own stdout (or stderr): `writes`
+  /// holds the bytes written, in order, at the buffers they came from.
+  /// Replay prints them (restoring them to memory is a no-op).
+  kSyscallOutputStdout = 1u << 3,
+  kSyscallOutputStderr = 1u << 4,
 };
 
 /// Bits of Event::signal_flags.

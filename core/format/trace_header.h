@@ -40,6 +40,10 @@ struct TraceHeader {
 std::string header_to_json(const TraceHeader& header);
 /// Parses JSON text; corruption on malformed input, never throws.
 Result<TraceHeader> header_from_json(const std::string& text);
+/// Reads only the format_version of a header's JSON text, so a reader can
+/// report a version mismatch even when a header of another version has
+/// different fields. Corruption if the text is not a repro header.
+Result<uint32_t> header_format_version(const std::string& text);
 
 /// The CPU this process runs on (via cpuid).
 CpuIdentity current_cpu_identity();

@@ -45,6 +45,9 @@ class TraceReader {
   uint64_t events_read() const;
   /// Bytes of `events` after the last whole frame (a cut-off final frame).
   uint64_t dropped_bytes() const;
+  /// After next() returned false (or, for a complete trace, an error): true
+  /// if `events` ended inside a frame, which was dropped.
+  bool truncated() const;
 
   /// Path of a stored file copy by content id; not_found if absent.
   Result<std::string> file_path(const std::string& content_id) const;

@@ -1,0 +1,75 @@
+// `repro dump [TRACE]`: prints a trace's header and its events, one per line.
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "cli/command.h"
+#include "cli/event_printer.h"
+#include "cli/exit_codes.h"
+#include "cli/trace_location.h"
+#include "core/format/trace_reader.h"
+
+namespace repro::cli {
+namespace {
+
+void print_header(const format::TraceHeader& h, format::TraceState state) {
+  fmt::print("# trace format {} arch {} ({})\n", h.format_version, h.arch,
+             state == format::TraceState::kComplete ? "complete" : "incomplete");
+  fmt::print("# cpu {} family {} model {} stepping {}\n", h.cpu.vendor, h.cpu.family, h.cpu.model,
+             h.cpu.stepping);
+  fmt::print("# kernel {}  repro {}  seed {}  start {} ns\n", h.kernel_release, h.repro_version,
+             h.seed, h.start_time_ns);
+  fmt::print("# cwd {}\n# exe {}\n", h.cwd, h.exe_path);
+  fmt::print("# argv {}\n", fmt::join(h.argv, " "));
+  fmt::print("# env {} variables\n", h.env.size());
+}
+
+class DumpCommand : public Command {
+ public:
+  void declare(CLI::App* sub) override {
+    sub->add_option("trace", trace_, "trace directory (default: the latest trace)");
+    sub->add_flag("--header-only", header_only_, "print only the header");
+  }
+
+  int run() override {
+    auto dir = resolve_trace_dir(trace_);
+    if (!dir.is_ok()) {
+      return report_error(dir.status());
+    }
+    auto reader = format::TraceReader::open(*dir);
+    if (!reader.is_ok()) {
+      return report_error(reader.status().context(fmt::format("opening trace '{}'", *dir)));
+    }
+    print_header((*reader)->header(), (*reader)->state());
+    if (header_only_) {
+      return kExitOk;
+    }
+    format::Event event;
+    for (uint64_t index = 0;; ++index) {
+      auto more = (*reader)->next(&event);
+      if (!more.is_ok()) {
+        std::fflush(stdout);
+        return report_error(more.status());
+      }
+      if (!*more) {
+        break;
+      }
+      fmt::print("{}\n", describe_event(index, event));
+    }
+    if ((*reader)->dropped_bytes() > 0) {
+      fmt::print(stderr, "repro: warning: trace ends in a partial frame; {} bytes dropped\n",
+                 (*reader)->dropped_bytes());
+    }
+    return kExitOk;
+  }
+
+ private:
+  std::string trace_;
+  bool header_only_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_dump_command() { return std::make_unique<DumpCommand>(); }
+
+}  // namespace repro::cli

@@ -1,0 +1,93 @@
+#include "cli/event_printer.h"
+
+#include <fmt/core.h>
+
+#include <csignal>
+#include <cstring>
+
+#include "core/syscalls/syscall_table.h"
+
+namespace repro::cli {
+namespace {
+
+std::string describe_args(const format::Event& event) {
+  const syscalls::SyscallInfo* info = syscalls::find_x86_64(event.syscall_number);
+  int count = info ? info->arg_count : 6;
+  std::string text;
+  for (int i = 0; i < count; ++i) {
+    if (i > 0) {
+      text += ", ";
+    }
+    uint64_t arg = event.args[i];
+    bool small = static_cast<int64_t>(arg) > -4096 && static_cast<int64_t>(arg) < 65536;
+    text += small ? fmt::format("{}", static_cast<int64_t>(arg)) : fmt::format("{:#x}", arg);
+  }
+  return text;
+}
+
+std::string describe_writes(const format::Event& event) {
+  if (event.writes.empty()) {
+    return "";
+  }
+  size_t bytes = 0;
+  for (const auto& w : event.writes) {
+    bytes += w.bytes.size();
+  }
+  return fmt::format(" [writes {}: {} bytes]", event.writes.size(), bytes);
+}
+
+std::string describe_flags(uint32_t flags) {
+  std::string text;
+  if (flags & format::kSyscallEffectsUnknown) {
+    text += " [effects unknown]";
+  }
+  if (flags & format::kSyscallDenied) {
+    text += " [denied by repro]";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string describe_event(uint64_t index, const format::Event& e) {
+  std::string head = fmt::format("#{} t{} {}", index, e.thread, format::event_kind_name(e.kind));
+  switch (e.kind) {
+    case format::EventKind::kSyscall:
+      return fmt::format("{} {}({}) = {}{}{}", head, syscalls::syscall_name(e.syscall_number),
+                         describe_args(e), e.result, describe_writes(e),
+                         describe_flags(e.syscall_flags));
+    case format::EventKind::kSyscallEntered:
+      return fmt::format("{} {}({})", head, syscalls::syscall_name(e.syscall_number),
+                         describe_args(e));
+    case format::EventKind::kSignal: {
+      const char* name = sigabbrev_np(e.signal_number);
+      return fmt::format("{} SIG{} ({}){}", head, name ? name : "?", e.signal_number,
+                         (e.signal_flags & format::kSignalSynchronous) ? " synchronous" : "");
+    }
+    case format::EventKind::kPreempt: {
+      uint64_t rip = 0;
+      // user_regs_struct: rip is the 17th 8-byte field.
+      if (e.registers.size() >= 17 * 8) {
+        std::memcpy(&rip, e.registers.data() + 16 * 8, 8);
+      }
+      return fmt::format("{} at rip {:#x} memory {:#018x}", head, rip, e.memory_hash);
+    }
+    case format::EventKind::kRdtsc:
+      return fmt::format("{} tsc {} aux {}", head, e.tsc, e.tsc_aux);
+    case format::EventKind::kThreadStart:
+      return fmt::format("{} parent t{} tid {} flags {:#x}", head, e.parent_thread, e.recorded_tid,
+                         e.clone_flags);
+    case format::EventKind::kExec:
+      return fmt::format("{} {} (file {})", head, e.path, e.content_id);
+    case format::EventKind::kThreadExit:
+      return fmt::format("{} status {:#x}", head, e.exit_status);
+    case format::EventKind::kMappedFile:
+      return fmt::format("{} {} at {:#x} (file {})", head, e.path, static_cast<uint64_t>(e.result),
+                         e.content_id);
+    case format::EventKind::kSyscallBatch:
+      return fmt::format("{} {} bytes", head, e.data.size());
+  }
+  return head;
+}
+
+}  // namespace repro::cli

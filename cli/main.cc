@@ -1,0 +1,57 @@
+// repro: record a Linux program's execution and replay it exactly.
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <memory>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+
+int main(int argc, char** argv) {
+  using namespace repro::cli;  // NOLINT: main only
+  CLI::App app{"repro: record a program's run (every syscall, signal and thread switch) and "
+               "replay it exactly, without hardware performance counters"};
+  app.set_version_flag("--version", std::string("repro ") + REPRO_VERSION);
+  app.require_subcommand(1);
+  app.footer(exit_codes_help());
+
+  struct Entry {
+    const char* name;
+    const char* help;
+    std::unique_ptr<Command> command;
+  };
+  std::vector<Entry> entries;
+  entries.push_back({"record", "run a program under the recorder and write a trace", make_record_command()});
+  entries.push_back({"replay", "re-execute a recorded trace exactly", make_replay_command()});
+  entries.push_back({"dump", "print a trace's header and events, one per line", make_dump_command()});
+  entries.push_back({"check", "validate a trace: complete, incomplete, or corrupt", make_check_command()});
+  entries.push_back({"syscalls", "print the syscall table, or one syscall's row", make_syscalls_command()});
+
+  std::vector<std::pair<CLI::App*, Command*>> subs;
+  for (auto& entry : entries) {
+    CLI::App* sub = app.add_subcommand(entry.name, entry.help);
+    entry.command->declare(sub);
+    subs.emplace_back(sub, entry.command.get());
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "repro: error: {}\nrun 'repro --help' for usage\n", e.what());
+    return kExitUsage;
+  }
+  for (auto& [sub, command] : subs) {
+    if (sub->parsed()) {
+      return command->run();
+    }
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,96 @@
+// `repro record [-o DIR] -- PROG [ARGS...]`: records PROG into a trace.
+
+#include <fmt/core.h>
+#include <sys/wait.h>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "cli/trace_location.h"
+#include "tracer/record_session.h"
+
+namespace repro::cli {
+
+/// The shell-style exit status for a raw wait status: the exit code, or
+/// 128+N for death by signal N.
+int shell_status(int wait_status) {
+  if (WIFEXITED(wait_status)) {
+    return WEXITSTATUS(wait_status);
+  }
+  if (WIFSIGNALED(wait_status)) {
+    return 128 + WTERMSIG(wait_status);
+  }
+  return kExitFailure;
+}
+
+namespace {
+
+class RecordCommand : public Command {
+ public:
+  void declare(CLI::App* sub) override {
+    sub->add_option("-o,--output", output_,
+                    "trace directory to create (default: $REPRO_TRACE_DIR or "
+                    "~/.local/share/repro, as <prog>-<n>, with a 'latest' link)");
+    sub->add_option("--time-slice-ms", slice_ms_,
+                    "how long a thread may run without a syscall while others wait")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10000));
+    sub->add_flag("--no-pin", no_pin_, "do not bind repro and the program to one CPU");
+    sub->add_option("program", argv_, "the program and its arguments (after --)")->required();
+    sub->footer(
+        "repro prints the trace path on stderr and exits with the program's status\n"
+        "(128+N if it died of signal N). The first SIGINT/SIGTERM goes to the program;\n"
+        "a second one stops recording and leaves an incomplete but readable trace.");
+  }
+
+  int run() override {
+    std::string dir = output_;
+    if (dir.empty()) {
+      auto fresh = new_trace_dir(argv_[0]);
+      if (!fresh.is_ok()) {
+        return report_error(fresh.status());
+      }
+      dir = *fresh;
+    }
+    tracer::RecordOptions options;
+    options.trace_dir = dir;
+    options.argv = argv_;
+    options.time_slice = std::chrono::milliseconds(slice_ms_);
+    options.pin_to_one_cpu = !no_pin_;
+    auto session = tracer::RecordSession::start(options);
+    if (!session.is_ok()) {
+      return report_error(session.status());
+    }
+    if (output_.empty()) {
+      Status linked = update_latest_link(dir);
+      if (!linked.is_ok()) {
+        fmt::print(stderr, "repro: warning: {}\n", linked.message());
+      }
+    }
+    fmt::print(stderr, "repro: recording to {}\n", dir);
+    auto outcome = (*session)->run();
+    session->reset();
+    if (!outcome.is_ok()) {
+      fmt::print(stderr, "repro: the trace in {} is incomplete\n", dir);
+      return report_error(outcome.status());
+    }
+    if (outcome->interrupted) {
+      fmt::print(stderr, "repro: interrupted; {} events kept in {} (incomplete)\n",
+                 outcome->event_count, dir);
+      return 130;
+    }
+    fmt::print(stderr, "repro: recorded {} events to {}\n", outcome->event_count, dir);
+    return shell_status(outcome->wait_status);
+  }
+
+ private:
+  std::string output_;
+  int slice_ms_ = 50;
+  bool no_pin_ = false;
+  std::vector<std::string> argv_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_record_command() { return std::make_unique<RecordCommand>(); }
+
+}  // namespace repro::cli

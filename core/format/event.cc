@@ -1,0 +1,47 @@
+#include "core/format/event.h"
+
+namespace repro::format {
+
+void Event::clear() {
+  kind = EventKind::kSyscall;
+  thread = 0;
+  syscall_number = 0;
+  args = {};
+  result = 0;
+  syscall_flags = 0;
+  writes.clear();
+  signal_number = 0;
+  signal_flags = 0;
+  signal_info.clear();
+  registers.clear();
+  extended_registers_hash = 0;
+  memory_hash = 0;
+  tsc = 0;
+  tsc_aux = 0;
+  parent_thread = 0;
+  recorded_tid = 0;
+  clone_flags = 0;
+  path.clear();
+  content_id.clear();
+  random_bytes.clear();
+  exit_status = 0;
+  data.clear();
+}
+
+const char* event_kind_name(EventKind kind) {
+  switch (kind) {
+    case EventKind::kSyscall: return "syscall";
+    case EventKind::kSyscallEntered: return "syscall-entered";
+    case EventKind::kSignal: return "signal";
+    case EventKind::kPreempt: return "preempt";
+    case EventKind::kRdtsc: return "rdtsc";
+    case EventKind::kThreadStart: return "thread-start";
+    case EventKind::kExec: return "exec";
+    case EventKind::kThreadExit: return "thread-exit";
+    case EventKind::kMappedFile: return "mapped-file";
+    case EventKind::kSyscallBatch: return "syscall-batch";
+  }
+  return "unknown";
+}
+
+}  // namespace repro::format

@@ -1,0 +1,26 @@
+#pragma once
+// The auxiliary vector of a freshly exec'd image, read and patched at the
+// PTRACE_EVENT_EXEC stop (when the stack pointer points at argc).
+//
+// repro hides the vDSO (its time functions would read the clock without a
+// syscall) by turning AT_SYSINFO_EHDR into AT_IGNORE, and reads or restores
+// the 16 AT_RANDOM bytes that seed the stack protector and pointer guard.
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "core/base/status.h"
+
+namespace repro::os {
+
+struct ExecAuxv {
+  uint64_t random_address = 0;  // where AT_RANDOM points
+  std::string random_bytes;     // the 16 bytes there
+};
+
+/// Hides the vDSO and returns the AT_RANDOM location and bytes.
+/// Requires: `tid` is at its PTRACE_EVENT_EXEC stop.
+Result<ExecAuxv> patch_exec_auxv(pid_t tid);
+
+}  // namespace repro::os

@@ -1,0 +1,52 @@
+#include "core/os/memory_hash.h"
+
+#include <fmt/core.h>
+#include <sys/uio.h>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace repro::os {
+
+Result<uint64_t> hash_writable_memory(pid_t pid) {
+  std::string maps_path = fmt::format("/proc/{}/maps", pid);
+  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
+  if (!maps) {
+    return Status::from_errno(errno, fmt::format("opening '{}'", maps_path));
+  }
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::vector<char> buffer(1 << 20);
+  char line[512];
+  while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
+    unsigned long start = 0;
+    unsigned long end = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[1] != 'w') {
+      continue;
+    }
+    if (std::strstr(line, "[vvar") != nullptr || std::strstr(line, "[vsyscall]") != nullptr) {
+      continue;
+    }
+    XXH3_64bits_update(state, &start, sizeof start);
+    for (unsigned long at = start; at < end;) {
+      size_t n = std::min<unsigned long>(buffer.size(), end - at);
+      iovec local{buffer.data(), n};
+      iovec remote{reinterpret_cast<void*>(at), n};
+      ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+      if (got <= 0) {
+        break;  // unreadable tail (e.g. beyond a file's end): same on both sides
+      }
+      XXH3_64bits_update(state, buffer.data(), static_cast<size_t>(got));
+      at += static_cast<unsigned long>(got);
+    }
+  }
+  uint64_t hash = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return hash;
+}
+
+}  // namespace repro::os

@@ -1,0 +1,19 @@
+#pragma once
+// A hash of a process's writable memory, used to name a preemption point
+// without hardware counters: between two events only the scheduled thread
+// runs, so (registers, writable memory) at the preemption identifies the
+// point; replay stops at the first state that matches both.
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "core/base/status.h"
+
+namespace repro::os {
+
+/// XXH3-64 over the contents of every writable mapping of `pid` (in address
+/// order, addresses included). Requires: all threads of `pid` are stopped.
+Result<uint64_t> hash_writable_memory(pid_t pid);
+
+}  // namespace repro::os

@@ -1,0 +1,180 @@
+#include "core/os/tracee.h"
+
+#include <elf.h>
+#include <fmt/core.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/base/scoped_fd.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace repro::os {
+
+Status ptrace_error(int errnum, const char* what, pid_t tid) {
+  if (errnum == ESRCH) {
+    return Status::error(StatusCode::kTraceeDied, fmt::format("{} of thread {}: thread is gone", what, tid));
+  }
+  return Status::from_errno(errnum, fmt::format("{} of thread {}", what, tid));
+}
+
+Result<Registers> get_registers(pid_t tid) {
+  Registers regs;
+  if (ptrace(PTRACE_GETREGS, tid, nullptr, &regs) != 0) {
+    return ptrace_error(errno, "reading registers", tid);
+  }
+  return regs;
+}
+
+Status set_registers(pid_t tid, const Registers& regs) {
+  if (ptrace(PTRACE_SETREGS, tid, nullptr, &regs) != 0) {
+    return ptrace_error(errno, "writing registers", tid);
+  }
+  return Status::ok();
+}
+
+Result<std::string> get_extended_registers(pid_t tid) {
+  // 4096 bytes covers the XSAVE area with AVX-512 (2696 bytes); a larger
+  // area is truncated by the kernel to what we pass, which still compares.
+  std::string buffer(4096, '\0');
+  iovec iov{buffer.data(), buffer.size()};
+  if (ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &iov) != 0) {
+    return ptrace_error(errno, "reading extended registers", tid);
+  }
+  buffer.resize(iov.iov_len);
+  return buffer;
+}
+
+Result<siginfo_t> get_siginfo(pid_t tid) {
+  siginfo_t info;
+  if (ptrace(PTRACE_GETSIGINFO, tid, nullptr, &info) != 0) {
+    return ptrace_error(errno, "reading siginfo", tid);
+  }
+  return info;
+}
+
+Status set_siginfo(pid_t tid, const siginfo_t& info) {
+  if (ptrace(PTRACE_SETSIGINFO, tid, nullptr, &info) != 0) {
+    return ptrace_error(errno, "writing siginfo", tid);
+  }
+  return Status::ok();
+}
+
+Result<unsigned long> get_event_message(pid_t tid) {
+  unsigned long message = 0;
+  if (ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &message) != 0) {
+    return ptrace_error(errno, "reading event message", tid);
+  }
+  return message;
+}
+
+Status read_memory(pid_t tid, uint64_t address, void* out, size_t length) {
+  if (length == 0) {
+    return Status::ok();
+  }
+  iovec local{out, length};
+  iovec remote{reinterpret_cast<void*>(address), length};
+  ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+  if (n == static_cast<ssize_t>(length)) {
+    return Status::ok();
+  }
+  // Fall back to word-sized peeks, which also read pages process_vm_readv
+  // refuses (PROT_NONE guard pages are still an error there).
+  auto* bytes = static_cast<uint8_t*>(out);
+  size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+  while (done < length) {
+    uint64_t word_address = (address + done) & ~uint64_t{7};
+    errno = 0;
+    long word = ptrace(PTRACE_PEEKDATA, tid, word_address, nullptr);
+    if (errno != 0) {
+      return ptrace_error(errno, fmt::format("reading memory at {:#x}", address + done).c_str(), tid);
+    }
+    size_t offset = address + done - word_address;
+    size_t chunk = std::min(length - done, 8 - offset);
+    std::memcpy(bytes + done, reinterpret_cast<uint8_t*>(&word) + offset, chunk);
+    done += chunk;
+  }
+  return Status::ok();
+}
+
+Result<std::string> read_memory(pid_t tid, uint64_t address, size_t length) {
+  std::string bytes(length, '\0');
+  REPRO_RETURN_IF_ERROR(read_memory(tid, address, bytes.data(), length));
+  return bytes;
+}
+
+Result<std::string> read_c_string(pid_t tid, uint64_t address, size_t max_length) {
+  std::string text;
+  char chunk[256];
+  while (text.size() < max_length) {
+    // Stay within one page per read so a string ending near an unmapped page reads.
+    size_t to_page_end = 4096 - ((address + text.size()) & 4095);
+    size_t n = std::min<size_t>({sizeof chunk, to_page_end, max_length - text.size()});
+    REPRO_RETURN_IF_ERROR(read_memory(tid, address + text.size(), chunk, n));
+    const void* nul = std::memchr(chunk, 0, n);
+    if (nul != nullptr) {
+      text.append(chunk, static_cast<const char*>(nul) - chunk);
+      return text;
+    }
+    text.append(chunk, n);
+  }
+  return text;
+}
+
+Status write_memory(pid_t tid, uint64_t address, const void* data, size_t length) {
+  if (length == 0) {
+    return Status::ok();
+  }
+  iovec local{const_cast<void*>(data), length};
+  iovec remote{reinterpret_cast<void*>(address), length};
+  ssize_t n = process_vm_writev(tid, &local, 1, &remote, 1, 0);
+  if (n == static_cast<ssize_t>(length)) {
+    return Status::ok();
+  }
+  size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  while (done < length) {
+    uint64_t word_address = (address + done) & ~uint64_t{7};
+    size_t offset = address + done - word_address;
+    size_t chunk = std::min(length - done, 8 - offset);
+    long word = 0;
+    if (offset != 0 || chunk != 8) {
+      errno = 0;
+      word = ptrace(PTRACE_PEEKDATA, tid, word_address, nullptr);
+      if (errno != 0) {
+        return ptrace_error(errno, fmt::format("writing memory at {:#x}", address + done).c_str(), tid);
+      }
+    }
+    std::memcpy(reinterpret_cast<uint8_t*>(&word) + offset, bytes + done, chunk);
+    if (ptrace(PTRACE_POKEDATA, tid, word_address, word) != 0) {
+      return ptrace_error(errno, fmt::format("writing memory at {:#x}", address + done).c_str(), tid);
+    }
+    done += chunk;
+  }
+  return Status::ok();
+}
+
+Status write_memory_forced(pid_t pid, uint64_t address, const void* data, size_t length) {
+  std::string path = fmt::format("/proc/{}/mem", pid);
+  ScopedFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return ptrace_error(errno, "opening memory", pid);
+  }
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  size_t done = 0;
+  while (done < length) {
+    ssize_t n = pwrite(fd.get(), bytes + done, length - done, static_cast<off_t>(address + done));
+    if (n <= 0) {
+      return ptrace_error(n < 0 ? errno : EIO,
+                          fmt::format("writing memory at {:#x}", address + done).c_str(), pid);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+}  // namespace repro::os

@@ -1,0 +1,46 @@
+#pragma once
+// Operations on one stopped tracee thread: registers, memory, siginfo,
+// ptrace event messages. Thin wrappers that turn errno into Status; ESRCH
+// (the thread died under us) becomes kTraceeDied so callers can reap it.
+//
+// Requires: the thread is in a ptrace-stop of the calling thread (memory
+// reads of a process also work while only another of its threads is
+// stopped). Stateless, so thread-compatible.
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/base/status.h"
+
+namespace repro::os {
+
+using Registers = user_regs_struct;
+
+Result<Registers> get_registers(pid_t tid);
+Status set_registers(pid_t tid, const Registers& regs);
+/// The extended (FPU/SSE/AVX) state as raw bytes (PTRACE_GETREGSET NT_X86_XSTATE).
+Result<std::string> get_extended_registers(pid_t tid);
+Result<siginfo_t> get_siginfo(pid_t tid);
+Status set_siginfo(pid_t tid, const siginfo_t& info);
+Result<unsigned long> get_event_message(pid_t tid);
+
+/// Reads `length` bytes at `address` of `tid`'s address space.
+Status read_memory(pid_t tid, uint64_t address, void* out, size_t length);
+Result<std::string> read_memory(pid_t tid, uint64_t address, size_t length);
+/// Reads a NUL-terminated string of at most `max_length` bytes.
+Result<std::string> read_c_string(pid_t tid, uint64_t address, size_t max_length = 4096);
+/// Writes bytes, also into read-only mappings (falls back to PTRACE_POKEDATA).
+Status write_memory(pid_t tid, uint64_t address, const void* data, size_t length);
+
+/// Writes bytes through /proc/PID/mem, which also reaches read-only and
+/// executable private mappings; fast for large ranges.
+Status write_memory_forced(pid_t pid, uint64_t address, const void* data, size_t length);
+
+/// Status for a failed ptrace call: kTraceeDied for ESRCH, io_error otherwise.
+Status ptrace_error(int errnum, const char* what, pid_t tid);
+
+}  // namespace repro::os

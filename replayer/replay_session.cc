@@ -1,0 +1,677 @@
+#include "replayer/replay_session.h"
+
+#include <fmt/core.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/base/check.h"
+#include "core/os/auxv.h"
+#include "core/os/spawn.h"
+#include "core/seccomp/seccomp_filter.h"
+#include "core/syscalls/syscall_table.h"
+#include "replayer/divergence.h"
+
+namespace repro::replayer {
+
+namespace {
+
+constexpr unsigned long kPtraceOptions =
+    PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+    PTRACE_O_TRACEEXEC | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+
+bool is_stop_event(int status, int event) { return (static_cast<unsigned>(status) >> 16) == static_cast<unsigned>(event); }
+int stop_event(int status) { return static_cast<int>(static_cast<unsigned>(status) >> 16); }
+
+std::string describe_stop(int status) {
+  if (WIFEXITED(status)) {
+    return fmt::format("the thread exited with status {}", WEXITSTATUS(status));
+  }
+  if (WIFSIGNALED(status)) {
+    return fmt::format("the thread was killed by signal {}", WTERMSIG(status));
+  }
+  int event = stop_event(status);
+  if (event == PTRACE_EVENT_EXIT) {
+    return "the thread began to exit";
+  }
+  if (event != 0) {
+    return fmt::format("ptrace event {}", event);
+  }
+  const char* name = sigabbrev_np(WSTOPSIG(status) & 0x7f);
+  return fmt::format("signal SIG{}", name ? name : "?");
+}
+
+bool same_cpu(const format::CpuIdentity& a, const format::CpuIdentity& b) { return a == b; }
+
+}  // namespace
+
+ReplaySession::ReplaySession(const ReplayOptions& options,
+                             std::unique_ptr<format::TraceReader> reader, ExecPaths paths)
+    : options_(options), reader_(std::move(reader)), exec_paths_(std::move(paths)) {}
+
+ReplaySession::~ReplaySession() { kill_all(); }
+
+Result<std::unique_ptr<ReplaySession>> ReplaySession::open(const ReplayOptions& options) {
+  REPRO_ASSIGN_OR_RETURN(auto reader, format::TraceReader::open(options.trace_dir));
+  if (reader->state() != format::TraceState::kComplete && !options.allow_incomplete) {
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("trace '{}' is incomplete (the recording did not finish); "
+                                     "use --allow-incomplete to replay what was recorded",
+                                     options.trace_dir));
+  }
+  format::CpuIdentity here = format::current_cpu_identity();
+  const format::CpuIdentity& there = reader->header().cpu;
+  if (!same_cpu(here, there)) {
+    std::string message = fmt::format(
+        "trace was recorded on a different CPU ({} family {} model {} stepping {}) than this "
+        "one ({} family {} model {} stepping {}); cpuid and rdrand cannot be replayed across CPUs",
+        there.vendor, there.family, there.model, there.stepping, here.vendor, here.family,
+        here.model, here.stepping);
+    if (!options.allow_cpu_mismatch) {
+      return Status::error(StatusCode::kUnsupported, message + "; use --allow-cpu-mismatch to try anyway");
+    }
+    if (options.on_warning) {
+      options.on_warning(message);
+    }
+  }
+  REPRO_ASSIGN_OR_RETURN(ExecPaths paths, ExecPaths::create());
+  return std::unique_ptr<ReplaySession>(
+      new ReplaySession(options, std::move(reader), std::move(paths)));
+}
+
+void ReplaySession::kill_all() {
+  for (auto& [index, t] : threads_) {
+    if (t.where != ReplayThread::Where::kGone) {
+      kill(t.tid, SIGKILL);
+    }
+  }
+  for (auto& [index, t] : threads_) {
+    if (t.where != ReplayThread::Where::kGone) {
+      while (waitpid(t.tid, nullptr, __WALL) > 0) {
+      }
+      t.where = ReplayThread::Where::kGone;
+    }
+  }
+}
+
+ReplayThread& ReplaySession::thread(uint32_t index) {
+  auto it = threads_.find(index);
+  REPRO_CHECK(it != threads_.end()) << "event #" << event_index_ << " names unknown thread t"
+                                    << index;
+  return it->second;
+}
+
+ReplayThread* ReplaySession::find_by_tid(pid_t tid) {
+  for (auto& [index, t] : threads_) {
+    if (t.tid == tid && t.where != ReplayThread::Where::kGone) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+Status ReplaySession::diverged(const ReplayThread& t, std::string expected, std::string observed) {
+  DivergenceReport report;
+  report.event_index = event_index_;
+  report.thread = t.index;
+  report.live_tid = t.tid;
+  report.live_pid = t.pid;
+  report.expected = std::move(expected);
+  report.observed = std::move(observed);
+  return divergence(report);
+}
+
+void ReplaySession::note_exit(pid_t tid, int wait_status) {
+  if (tid == root_pid_) {
+    root_reaped_ = true;
+    root_wait_status_ = wait_status;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Waiting and resuming
+
+Status ReplaySession::resume(ReplayThread& t, int request, int signal) {
+  if (request == 0) {
+    request = PTRACE_CONT;
+  }
+  if (ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, signal) != 0) {
+    return os::ptrace_error(errno, "resuming", t.tid);
+  }
+  t.where = request == PTRACE_SYSCALL ? ReplayThread::Where::kInSyscall
+                                      : ReplayThread::Where::kRunning;
+  return Status::ok();
+}
+
+Result<int> ReplaySession::wait_stop(ReplayThread& t) {
+  auto& stash = stashed_stops_[t.tid];
+  if (!stash.empty()) {
+    int status = stash.front();
+    stash.pop_front();
+    return status;
+  }
+  while (true) {
+    int status = 0;
+    pid_t tid = waitpid(-1, &status, __WALL);
+    if (tid < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return Status::from_errno(errno, fmt::format("waiting for thread t{}", t.index));
+    }
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      note_exit(tid, status);
+    }
+    if (tid == t.tid) {
+      return status;
+    }
+    stashed_stops_[tid].push_back(status);
+  }
+}
+
+Status ReplaySession::ensure_started(ReplayThread& t) {
+  if (t.where != ReplayThread::Where::kStarting) {
+    return Status::ok();
+  }
+  REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+  if (!WIFSTOPPED(status)) {
+    return diverged(t, "the new thread's first stop", describe_stop(status));
+  }
+  t.where = ReplayThread::Where::kParked;
+  return Status::ok();
+}
+
+Status ReplaySession::advance_to_syscall(ReplayThread& t) {
+  REPRO_RETURN_IF_ERROR(ensure_started(t));
+  if (t.where == ReplayThread::Where::kAtEntry) {
+    return Status::ok();
+  }
+  if (t.where == ReplayThread::Where::kParked) {
+    REPRO_RETURN_IF_ERROR(resume(t));
+  }
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+    if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_EXIT)) {
+      stashed_stops_[t.tid].push_front(status);
+      t.where = ReplayThread::Where::kExiting;
+      return diverged(t, "a syscall", describe_stop(status));
+    }
+    if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
+      REPRO_ASSIGN_OR_RETURN(t.entry_regs, os::get_registers(t.tid));
+      const os::Registers& r = t.entry_regs;
+      t.syscall_number = static_cast<int>(r.orig_rax);
+      t.args = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
+      t.where = ReplayThread::Where::kAtEntry;
+      return Status::ok();
+    }
+    int signal = WSTOPSIG(status);
+    if (stop_event(status) == 0 && signal != (SIGTRAP | 0x80)) {
+      REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
+      bool fault = info.si_code > 0 && (signal == SIGSEGV || signal == SIGBUS || signal == SIGILL ||
+                                        signal == SIGFPE);
+      if (fault) {
+        t.where = ReplayThread::Where::kParked;
+        return diverged(t, "a syscall", describe_stop(status) + " (a fault)");
+      }
+      // A signal the kernel raised during replay (a real child's SIGCHLD,
+      // ...): the trace delivers its own copy where it belongs.
+    }
+    REPRO_RETURN_IF_ERROR(resume(t));
+  }
+}
+
+Status ReplaySession::check_syscall(ReplayThread& t, const format::Event& event) {
+  const syscalls::SyscallInfo* info = syscalls::find_x86_64(event.syscall_number);
+  int count = info ? info->arg_count : 6;
+  bool same = t.syscall_number == event.syscall_number;
+  for (int i = 0; same && i < count; ++i) {
+    same = t.args[i] == event.args[i];
+  }
+  if (!same) {
+    return diverged(t, describe_syscall(event.syscall_number, event.args),
+                    describe_syscall(t.syscall_number, t.args));
+  }
+  return Status::ok();
+}
+
+Status ReplaySession::settle_after_step(ReplayThread& t) {
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+    if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_EXIT)) {
+      stashed_stops_[t.tid].push_front(status);
+      t.where = ReplayThread::Where::kExiting;
+      return Status::ok();
+    }
+    if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
+      REPRO_ASSIGN_OR_RETURN(t.entry_regs, os::get_registers(t.tid));
+      const os::Registers& r = t.entry_regs;
+      t.syscall_number = static_cast<int>(r.orig_rax);
+      t.args = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
+      t.where = ReplayThread::Where::kAtEntry;
+      return Status::ok();
+    }
+    if (stop_event(status) == 0 && WSTOPSIG(status) == SIGTRAP) {
+      t.where = ReplayThread::Where::kParked;
+      return Status::ok();
+    }
+    // Another signal got in the way: drop it and keep stepping.
+    REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
+  }
+}
+
+Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_t& info) {
+  REPRO_RETURN_IF_ERROR(os::set_siginfo(t.tid, info));
+  // Single-step into the handler so the thread is stopped again before it
+  // runs on: its next event (maybe a preemption) must find it parked.
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP, signal));
+  return settle_after_step(t);
+}
+
+// ---------------------------------------------------------------------------
+// The loop
+
+Status ReplaySession::start() {
+  format::Event first;
+  format::Event exec;
+  for (format::Event* event : {&first, &exec}) {
+    REPRO_ASSIGN_OR_RETURN(bool more, reader_->next(event));
+    if (!more) {
+      return Status::error(StatusCode::kCorruption,
+                           fmt::format("trace '{}' has no program start", options_.trace_dir));
+    }
+    if (options_.on_event) {
+      options_.on_event(event_index_, *event);
+    }
+    ++event_index_;
+  }
+  if (first.kind != format::EventKind::kThreadStart || exec.kind != format::EventKind::kExec) {
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("trace '{}' does not start with a thread start and an exec",
+                                     options_.trace_dir));
+  }
+  REPRO_ASSIGN_OR_RETURN(std::string exe_copy, reader_->file_path(exec.content_id));
+  REPRO_ASSIGN_OR_RETURN(std::string exe_path, exec_paths_.make(exec.path.size(), exe_copy));
+
+  const format::TraceHeader& header = reader_->header();
+  os::SpawnOptions spawn;
+  spawn.exe_path = exe_path;
+  spawn.argv = header.argv;
+  spawn.env = header.env;
+  spawn.cwd = exec_paths_.dir();
+  spawn.ptrace_options = kPtraceOptions;
+  spawn.before_exec = [] { return seccomp::install_trace_filter(); };
+  REPRO_ASSIGN_OR_RETURN(pid_t pid, os::spawn_traced(spawn));
+  root_pid_ = pid;
+
+  ReplayThread t;
+  t.index = first.thread;
+  t.tid = pid;
+  t.pid = pid;
+  t.recorded_tid = first.recorded_tid;
+  t.where = ReplayThread::Where::kParked;
+  threads_[t.index] = t;
+
+  REPRO_ASSIGN_OR_RETURN(os::ExecAuxv auxv, os::patch_exec_auxv(pid));
+  if (exec.random_bytes.size() != auxv.random_bytes.size()) {
+    return Status::error(StatusCode::kCorruption, "exec event has a bad AT_RANDOM length");
+  }
+  return os::write_memory(pid, auxv.random_address, exec.random_bytes.data(),
+                          exec.random_bytes.size());
+}
+
+Result<ReplayOutcome> ReplaySession::run() {
+  add_last_words_hook([this] { kill_all(); });
+  REPRO_RETURN_IF_ERROR(start());
+  format::Event event;
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(bool more, reader_->next(&event));
+    if (!more) {
+      break;
+    }
+    if (options_.on_event) {
+      options_.on_event(event_index_, event);
+    }
+    REPRO_RETURN_IF_ERROR(replay_event(event));
+    ++event_index_;
+  }
+  ReplayOutcome outcome;
+  outcome.event_count = event_index_;
+  outcome.recorded_wait_status = recorded_root_status_;
+  if (reader_->state() != format::TraceState::kComplete) {
+    kill_all();
+  }
+  while (!root_reaped_) {
+    int status = 0;
+    pid_t tid = waitpid(-1, &status, __WALL);
+    if (tid < 0) {
+      break;
+    }
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      note_exit(tid, status);
+    } else {
+      // A thread still stopped after the last event: the trace ended
+      // before the program did.
+      kill(tid, SIGKILL);
+    }
+  }
+  kill_all();
+  outcome.wait_status = root_wait_status_;
+  if (reader_->state() == format::TraceState::kComplete &&
+      outcome.wait_status != outcome.recorded_wait_status) {
+    return Status::error(
+        StatusCode::kDivergence,
+        fmt::format("replay ended with wait status {:#x}, the recording with {:#x}",
+                    outcome.wait_status, outcome.recorded_wait_status));
+  }
+  return outcome;
+}
+
+Status ReplaySession::replay_event(const format::Event& event) {
+  switch (event.kind) {
+    case format::EventKind::kThreadStart:
+      return on_thread_start(event);
+    case format::EventKind::kExec:
+      return on_exec(event);
+    case format::EventKind::kSyscallEntered:
+      return on_syscall_entered(event);
+    case format::EventKind::kSyscall:
+      return on_syscall(event);
+    case format::EventKind::kSignal:
+      return on_signal(event);
+    case format::EventKind::kPreempt:
+      return on_preempt(event);
+    case format::EventKind::kRdtsc:
+      return on_rdtsc(event);
+    case format::EventKind::kThreadExit:
+      return on_thread_exit(event);
+    case format::EventKind::kMappedFile:
+      thread(event.thread).mapped_content_id = event.content_id;
+      return Status::ok();
+    case format::EventKind::kSyscallBatch:
+      return Status::error(StatusCode::kUnsupported,
+                           fmt::format("event #{}: syscall batches are not supported by this "
+                                       "version of repro",
+                                       event_index_));
+  }
+  return Status::error(StatusCode::kCorruption, fmt::format("event #{} has an unknown kind", event_index_));
+}
+
+// ---------------------------------------------------------------------------
+// Threads and processes
+
+Status ReplaySession::on_thread_start(const format::Event& event) {
+  if (threads_.count(event.thread) != 0) {
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("event #{} starts thread t{} twice", event_index_, event.thread));
+  }
+  ReplayThread& parent = thread(event.parent_thread);
+  if (parent.where != ReplayThread::Where::kInSyscall) {
+    REPRO_RETURN_IF_ERROR(advance_to_syscall(parent));
+    int n = parent.syscall_number;
+    if (n != SYS_clone && n != SYS_fork && n != SYS_vfork) {
+      return diverged(parent, fmt::format("clone, fork or vfork creating t{}", event.thread),
+                      describe_syscall(n, parent.args));
+    }
+    REPRO_RETURN_IF_ERROR(resume(parent, PTRACE_SYSCALL));
+  }
+  REPRO_ASSIGN_OR_RETURN(int status, wait_stop(parent));
+  int ptrace_event = WIFSTOPPED(status) ? stop_event(status) : 0;
+  if (ptrace_event != PTRACE_EVENT_CLONE && ptrace_event != PTRACE_EVENT_FORK &&
+      ptrace_event != PTRACE_EVENT_VFORK) {
+    stashed_stops_[parent.tid].push_front(status);
+    return diverged(parent, fmt::format("creation of t{}", event.thread), describe_stop(status));
+  }
+  REPRO_ASSIGN_OR_RETURN(unsigned long new_tid, os::get_event_message(parent.tid));
+  ReplayThread child;
+  child.index = event.thread;
+  child.tid = static_cast<pid_t>(new_tid);
+  bool same_process = ptrace_event == PTRACE_EVENT_CLONE && (event.clone_flags & CLONE_THREAD);
+  child.pid = same_process ? parent.pid : child.tid;
+  child.recorded_tid = event.recorded_tid;
+  child.where = ReplayThread::Where::kStarting;
+  threads_[child.index] = child;
+  return resume(parent, PTRACE_SYSCALL);
+}
+
+Status ReplaySession::write_exec_path(ReplayThread& t, const format::Event& event,
+                                      uint64_t filename_address) {
+  REPRO_ASSIGN_OR_RETURN(std::string filename, os::read_c_string(t.tid, filename_address));
+  if (filename != event.path) {
+    return diverged(t, fmt::format("execve(\"{}\")", event.path),
+                    fmt::format("execve(\"{}\")", filename));
+  }
+  REPRO_ASSIGN_OR_RETURN(std::string copy, reader_->file_path(event.content_id));
+  REPRO_ASSIGN_OR_RETURN(std::string path, exec_paths_.make(filename.size(), copy));
+  // Same length, written in place: the new image's stack is laid out
+  // exactly as it was when recorded.
+  return os::write_memory(t.tid, filename_address, path.data(), path.size());
+}
+
+Status ReplaySession::on_exec(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
+  if (t.syscall_number != SYS_execve) {
+    if (t.syscall_number == SYS_execveat) {
+      return Status::error(StatusCode::kUnsupported,
+                           fmt::format("event #{}: replaying execveat is not supported", event_index_));
+    }
+    return diverged(t, fmt::format("execve(\"{}\")", event.path),
+                    describe_syscall(t.syscall_number, t.args));
+  }
+  REPRO_RETURN_IF_ERROR(write_exec_path(t, event, t.args[0]));
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+  // The exec stop is reported under the thread group leader's tid when a
+  // non-leader thread execs.
+  while (true) {
+    int status = 0;
+    pid_t tid = waitpid(-1, &status, __WALL);
+    if (tid < 0) {
+      return Status::from_errno(errno, "waiting for exec");
+    }
+    if ((tid == t.tid || tid == t.pid) && is_stop_event(status, PTRACE_EVENT_EXEC)) {
+      if (tid != t.tid) {
+        ReplayThread* leader = find_by_tid(tid);
+        if (leader != nullptr) {
+          leader->where = ReplayThread::Where::kGone;
+        }
+        t.tid = tid;
+      }
+      break;
+    }
+    if (tid == t.tid && (WIFEXITED(status) || WIFSIGNALED(status) ||
+                         (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80)))) {
+      return diverged(t, fmt::format("exec of \"{}\"", event.path), describe_stop(status));
+    }
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      note_exit(tid, status);
+    }
+    stashed_stops_[tid].push_back(status);
+  }
+  REPRO_ASSIGN_OR_RETURN(os::ExecAuxv auxv, os::patch_exec_auxv(t.tid));
+  if (event.random_bytes.size() != auxv.random_bytes.size()) {
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("event #{} has a bad AT_RANDOM length", event_index_));
+  }
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, auxv.random_address, event.random_bytes.data(),
+                                         event.random_bytes.size()));
+  return resume(t, PTRACE_SYSCALL);
+}
+
+Status ReplaySession::on_thread_exit(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  if (t.index == 0) {
+    recorded_root_status_ = event.exit_status;
+  }
+  while (t.where != ReplayThread::Where::kGone) {
+    REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      t.where = ReplayThread::Where::kGone;
+      break;
+    }
+    if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
+      REPRO_ASSIGN_OR_RETURN(os::Registers r, os::get_registers(t.tid));
+      t.where = ReplayThread::Where::kAtEntry;
+      return diverged(t, "thread exit",
+                      describe_syscall(static_cast<int>(r.orig_rax),
+                                       {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}));
+    }
+    if (is_stop_event(status, PTRACE_EVENT_EXIT)) {
+      ptrace(PTRACE_CONT, t.tid, nullptr, 0);
+      // A thread group leader is reaped only after its last thread: do
+      // not wait for that here.
+      bool leader_with_threads = false;
+      if (t.tid == t.pid) {
+        for (auto& [index, other] : threads_) {
+          if (other.index != t.index && other.pid == t.pid &&
+              other.where != ReplayThread::Where::kGone) {
+            leader_with_threads = true;
+          }
+        }
+      }
+      if (leader_with_threads) {
+        t.where = ReplayThread::Where::kExiting;
+        return Status::ok();
+      }
+      continue;
+    }
+    // A signal or stop on the way out: let it go on.
+    ptrace(PTRACE_CONT, t.tid, nullptr, 0);
+  }
+  return Status::ok();
+}
+
+// ---------------------------------------------------------------------------
+// Syscalls, signals, preemptions, rdtsc
+
+Status ReplaySession::on_syscall_entered(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
+  REPRO_RETURN_IF_ERROR(check_syscall(t, event));
+  int n = event.syscall_number;
+  if (n == SYS_clone || n == SYS_fork || n == SYS_vfork) {
+    // The thread it creates appears in the events that follow.
+    return resume(t, PTRACE_SYSCALL);
+  }
+  return Status::ok();  // answered when its kSyscall event comes
+}
+
+Status ReplaySession::on_syscall(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  if (t.where == ReplayThread::Where::kInSyscall) {
+    if (t.syscall_number != event.syscall_number) {
+      return diverged(t, describe_syscall(event.syscall_number, event.args),
+                      describe_syscall(t.syscall_number, t.args));
+    }
+    if (event.syscall_number == SYS_execve) {
+      REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+      t.where = ReplayThread::Where::kParked;
+    } else {
+      REPRO_RETURN_IF_ERROR(finish_clone(t, event));
+    }
+  } else {
+    REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
+    REPRO_RETURN_IF_ERROR(check_syscall(t, event));
+    REPRO_RETURN_IF_ERROR(answer_syscall(t, event));
+  }
+  return emit_output(event);
+}
+
+Status ReplaySession::on_signal(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  REPRO_RETURN_IF_ERROR(ensure_started(t));
+  siginfo_t info;
+  if (event.signal_info.size() != sizeof info) {
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("event #{} has a siginfo of {} bytes", event_index_,
+                                     event.signal_info.size()));
+  }
+  std::memcpy(&info, event.signal_info.data(), sizeof info);
+  int signal = event.signal_number;
+  bool synchronous = event.signal_flags & format::kSignalSynchronous;
+  if (t.where == ReplayThread::Where::kAtEntry) {
+    return diverged(t, fmt::format("signal {}", signal), describe_syscall(t.syscall_number, t.args));
+  }
+  if (!synchronous) {
+    // Queue it now; it is delivered the moment the thread resumes, before
+    // any instruction runs: exactly the recorded point.
+    if (syscall(SYS_tgkill, t.pid, t.tid, signal) != 0) {
+      return Status::from_errno(errno, fmt::format("sending signal {} to thread t{}", signal, t.index));
+    }
+  }
+  if (t.where == ReplayThread::Where::kParked) {
+    REPRO_RETURN_IF_ERROR(resume(t));
+  }
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+    if (WIFSTOPPED(status) && stop_event(status) == 0 && WSTOPSIG(status) == signal) {
+      return deliver_signal(t, signal, info);
+    }
+    if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_SECCOMP) ||
+        is_stop_event(status, PTRACE_EVENT_EXIT)) {
+      stashed_stops_[t.tid].push_front(status);
+      return diverged(t, fmt::format("signal {}{}", signal, synchronous ? " (a fault)" : ""),
+                      describe_stop(status));
+    }
+    REPRO_RETURN_IF_ERROR(resume(t));  // some other signal: not in the trace here
+  }
+}
+
+Status ReplaySession::on_rdtsc(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  REPRO_RETURN_IF_ERROR(ensure_started(t));
+  if (t.where == ReplayThread::Where::kParked) {
+    REPRO_RETURN_IF_ERROR(resume(t));
+  }
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+    if (WIFSTOPPED(status) && stop_event(status) == 0 && WSTOPSIG(status) == SIGSEGV) {
+      REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+      uint8_t code[3] = {};
+      REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, regs.rip, code, sizeof code));
+      bool rdtsc = code[0] == 0x0f && code[1] == 0x31;
+      bool rdtscp = code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9;
+      if (!rdtsc && !rdtscp) {
+        t.where = ReplayThread::Where::kParked;
+        return diverged(t, "rdtsc", "a segmentation fault");
+      }
+      regs.rax = event.tsc & 0xffffffff;
+      regs.rdx = event.tsc >> 32;
+      if (rdtscp) {
+        regs.rcx = event.tsc_aux;
+      }
+      regs.rip += rdtscp ? 3 : 2;
+      REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+      t.where = ReplayThread::Where::kParked;  // resuming with no signal drops the SIGSEGV
+      return Status::ok();
+    }
+    if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_SECCOMP) ||
+        is_stop_event(status, PTRACE_EVENT_EXIT)) {
+      stashed_stops_[t.tid].push_front(status);
+      if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
+        REPRO_ASSIGN_OR_RETURN(os::Registers r, os::get_registers(t.tid));
+        t.where = ReplayThread::Where::kParked;
+        stashed_stops_[t.tid].pop_front();
+        return diverged(t, "rdtsc",
+                        describe_syscall(static_cast<int>(r.orig_rax),
+                                         {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}));
+      }
+      return diverged(t, "rdtsc", describe_stop(status));
+    }
+    REPRO_RETURN_IF_ERROR(resume(t));
+  }
+}
+
+Status ReplaySession::on_preempt(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  REPRO_RETURN_IF_ERROR(ensure_started(t));
+  if (t.where == ReplayThread::Where::kAtEntry) {
+    return diverged(t, "a preemption in user code", describe_syscall(t.syscall_number, t.args));
+  }
+  return find_preemption_point(t, event);
+}
+
+}  // namespace repro::replayer

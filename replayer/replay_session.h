@@ -1,0 +1,118 @@
+#pragma once
+// ReplaySession: re-executes a recorded program from its trace.
+//
+// Why it is built this way (docs/replaying.md has the long form):
+// - The trace is one ordered stream of events, each belonging to one thread.
+//   Replay takes them in order and, for each, runs only that thread up to
+//   the point the event names; every other thread stays in a ptrace-stop.
+//   So the recorded interleaving is enforced with no clock and no counter.
+// - Syscalls are answered from the trace (result and memory written) unless
+//   they shape the process (memory maps, clone, exec, exit, signal state),
+//   which run for real at the recorded addresses. The outside world is
+//   never touched: no file is opened or written, no socket connected; the
+//   program's stdout and stderr bytes are printed from the trace.
+// - Every syscall's number and arguments are compared with the trace; a
+//   preemption point is found again by breakpoint plus registers plus a hash
+//   of writable memory. Any mismatch stops replay with a DivergenceReport.
+//
+// Not thread-safe. One session replays one trace once.
+
+#include <sys/types.h>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/base/status.h"
+#include "core/format/event.h"
+#include "core/format/trace_reader.h"
+#include "replayer/exec_paths.h"
+#include "replayer/replay_thread.h"
+
+namespace repro::replayer {
+
+struct ReplayOptions {
+  std::string trace_dir;
+  bool allow_incomplete = false;    // replay the valid prefix of an unfinished trace
+  bool allow_cpu_mismatch = false;  // replay a trace from another CPU (warns)
+  /// Called with each event before it is replayed (`--events`).
+  std::function<void(uint64_t index, const format::Event&)> on_event;
+  /// Called with a warning line (CPU mismatch, ...).
+  std::function<void(const std::string&)> on_warning;
+};
+
+struct ReplayOutcome {
+  int wait_status = 0;           // raw wait status of the replayed first process
+  int recorded_wait_status = 0;  // what the trace says it was
+  uint64_t event_count = 0;
+};
+
+class ReplaySession {
+ public:
+  /// Opens and checks the trace (complete, same CPU) without starting
+  /// anything. Errors: not_found, corruption, version_mismatch, unsupported.
+  static Result<std::unique_ptr<ReplaySession>> open(const ReplayOptions& options);
+  ~ReplaySession();
+
+  /// Replays to the end of the trace. Errors: divergence (with report),
+  /// corruption, unsupported (a syscall whose effects were not recorded).
+  Result<ReplayOutcome> run();
+
+ private:
+  ReplaySession(const ReplayOptions& options, std::unique_ptr<format::TraceReader> reader,
+                ExecPaths paths);
+  Status start();
+  Status replay_event(const format::Event& event);
+
+  // Events.
+  Status on_thread_start(const format::Event& event);
+  Status on_exec(const format::Event& event);
+  Status on_syscall_entered(const format::Event& event);
+  Status on_syscall(const format::Event& event);
+  Status on_signal(const format::Event& event);
+  Status on_preempt(const format::Event& event);
+  Status on_rdtsc(const format::Event& event);
+  Status on_thread_exit(const format::Event& event);
+
+  // Syscalls (replay_syscalls.cc).
+  Status answer_syscall(ReplayThread& t, const format::Event& event);
+  Status emulate(ReplayThread& t, const format::Event& event);
+  Status execute(ReplayThread& t, const format::Event& event);
+  Status execute_mmap(ReplayThread& t, const format::Event& event);
+  Status finish_clone(ReplayThread& t, const format::Event& event);
+  Status emit_output(const format::Event& event);
+  Status wait_syscall_exit(ReplayThread& t);
+
+  // Moving threads.
+  Status advance_to_syscall(ReplayThread& t);
+  Status check_syscall(ReplayThread& t, const format::Event& event);
+  Status ensure_started(ReplayThread& t);
+  Status resume(ReplayThread& t, int request = 0, int signal = 0);
+  Result<int> wait_stop(ReplayThread& t);
+  Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info);
+  Status settle_after_step(ReplayThread& t);
+  Status find_preemption_point(ReplayThread& t, const format::Event& event);
+  Status write_exec_path(ReplayThread& t, const format::Event& event, uint64_t filename_address);
+
+  ReplayThread& thread(uint32_t index);
+  ReplayThread* find_by_tid(pid_t tid);
+  Status diverged(const ReplayThread& t, std::string expected, std::string observed);
+  void note_exit(pid_t tid, int wait_status);
+  void kill_all();
+
+  ReplayOptions options_;
+  std::unique_ptr<format::TraceReader> reader_;
+  ExecPaths exec_paths_;
+  std::map<uint32_t, ReplayThread> threads_;
+  std::map<pid_t, std::deque<int>> stashed_stops_;  // stops seen while waiting for another thread
+  uint64_t event_index_ = 0;
+  pid_t root_pid_ = 0;
+  bool root_reaped_ = false;
+  int root_wait_status_ = 0;
+  int recorded_root_status_ = 0;
+  bool first_exec_done_ = false;
+};
+
+}  // namespace repro::replayer

@@ -1,0 +1,270 @@
+// How replay answers one recorded syscall: emulate it from the trace, or
+// run it for real where it shapes the process.
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "core/base/scoped_fd.h"
+#include "core/syscalls/syscall_table.h"
+#include "replayer/divergence.h"
+#include "replayer/replay_session.h"
+
+namespace repro::replayer {
+
+namespace {
+
+// The kernel's internal "restart me" results (include/linux/errno.h). A
+// syscall interrupted by a signal exits with one of these; the kernel turns
+// it into EINTR or a restart when it delivers the signal.
+constexpr int64_t kErestartSys = -512;
+constexpr int64_t kErestartBlock = -516;
+
+bool is_restart_result(int64_t result) { return result <= kErestartSys && result >= kErestartBlock; }
+
+// Executed syscalls whose result must match the recording, because the
+// program will use it as an address.
+bool result_is_address(int number) {
+  return number == SYS_mmap || number == SYS_mremap || number == SYS_brk || number == SYS_shmat;
+}
+
+void set_args(os::Registers& regs, const std::array<uint64_t, 6>& args) {
+  regs.rdi = args[0];
+  regs.rsi = args[1];
+  regs.rdx = args[2];
+  regs.r10 = args[3];
+  regs.r8 = args[4];
+  regs.r9 = args[5];
+}
+
+}  // namespace
+
+Status ReplaySession::wait_syscall_exit(ReplayThread& t) {
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+    if (WIFSTOPPED(status) && WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+      return Status::ok();
+    }
+    if (!WIFSTOPPED(status) || (static_cast<unsigned>(status) >> 16) == PTRACE_EVENT_EXIT) {
+      stashed_stops_[t.tid].push_front(status);
+      t.where = ReplayThread::Where::kExiting;
+      return diverged(t, fmt::format("the end of {}", syscalls::syscall_name(t.syscall_number)),
+                      "the thread exited");
+    }
+    // A signal or event on the way: keep it from the program, carry on.
+    REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+  }
+}
+
+Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event) {
+  int number = event.syscall_number;
+  if (event.syscall_flags & format::kSyscallDenied) {
+    return emulate(t, event);
+  }
+  if (event.syscall_flags & format::kSyscallEffectsUnknown) {
+    return Status::error(
+        StatusCode::kUnsupported,
+        fmt::format("event #{}: {} (thread t{}) wrote memory that repro does not know how to "
+                    "record; replay refuses to guess",
+                    event_index_, describe_syscall(number, event.args), t.index));
+  }
+  if (number == SYS_exit || number == SYS_exit_group) {
+    return resume(t);
+  }
+  if (event.result < 0) {
+    return emulate(t, event);  // a failure: nothing to reproduce but its errno
+  }
+  if (number == SYS_mmap) {
+    return execute_mmap(t, event);
+  }
+  if (number == SYS_clone || number == SYS_fork || number == SYS_vfork || number == SYS_execve) {
+    return diverged(t, "the thread-creation events that precede a successful " +
+                           std::string(syscalls::syscall_name(number)),
+                    describe_syscall(number, t.args));
+  }
+  const syscalls::SyscallInfo* info = syscalls::find_x86_64(number);
+  if (info != nullptr && info->policy == syscalls::ReplayPolicy::kExecute) {
+    return execute(t, event);
+  }
+  return emulate(t, event);
+}
+
+Status ReplaySession::emulate(ReplayThread& t, const format::Event& event) {
+  bool output = event.syscall_flags & (format::kSyscallOutputStdout | format::kSyscallOutputStderr);
+  if (!output) {
+    for (const format::MemoryWrite& write : event.writes) {
+      REPRO_RETURN_IF_ERROR(
+          os::write_memory(t.tid, write.address, write.bytes.data(), write.bytes.size()));
+    }
+  }
+  os::Registers regs = t.entry_regs;
+  if (is_restart_result(event.result)) {
+    // The recorded syscall was interrupted by a signal. The kernel decides
+    // between EINTR and a restart only while it still sees the syscall's
+    // number, so run a harmless syscall in its place and put the number
+    // back at its exit.
+    regs.orig_rax = SYS_getpid;
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+    REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+    REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+    regs.orig_rax = static_cast<uint64_t>(event.syscall_number);
+    regs.rax = static_cast<uint64_t>(event.result);
+    set_args(regs, t.args);
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    t.where = ReplayThread::Where::kParked;
+    return Status::ok();
+  }
+  // At a seccomp stop, syscall number -1 skips the syscall and the program
+  // sees rax as its result.
+  regs.orig_rax = static_cast<uint64_t>(-1);
+  regs.rax = static_cast<uint64_t>(event.result);
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  t.where = ReplayThread::Where::kParked;
+  return Status::ok();
+}
+
+Status ReplaySession::execute(ReplayThread& t, const format::Event& event) {
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+  REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+  t.where = ReplayThread::Where::kParked;
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  int64_t result = static_cast<int64_t>(regs.rax);
+  if (result == event.result || event.syscall_number == SYS_rt_sigreturn) {
+    return Status::ok();
+  }
+  if (result_is_address(event.syscall_number)) {
+    return diverged(t, fmt::format("{} = {:#x}", describe_syscall(event.syscall_number, event.args),
+                                   static_cast<uint64_t>(event.result)),
+                    fmt::format("result {:#x}", static_cast<uint64_t>(result)));
+  }
+  // The result names something of this run (set_tid_address returns the
+  // live tid): the program must see the recorded one.
+  regs.rax = static_cast<uint64_t>(event.result);
+  return os::set_registers(t.tid, regs);
+}
+
+Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) {
+  uint64_t address = static_cast<uint64_t>(event.result);
+  uint64_t length = event.args[1];
+  uint64_t flags = event.args[3];
+  bool file_backed = !(flags & MAP_ANONYMOUS);
+  os::Registers regs = t.entry_regs;
+  regs.rdi = address;
+  if (file_backed) {
+    // The file may have changed or gone: map anonymous memory at the same
+    // place and fill it from the trace's copy of the file.
+    if (t.mapped_content_id.empty()) {
+      return Status::error(StatusCode::kCorruption,
+                           fmt::format("event #{}: file mmap without its mapped-file event",
+                                       event_index_));
+    }
+    regs.r10 = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+    regs.r8 = static_cast<uint64_t>(-1);
+    regs.r9 = 0;
+  } else {
+    regs.r10 = (flags & ~uint64_t{MAP_FIXED_NOREPLACE}) | MAP_FIXED;
+  }
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+  REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+  t.where = ReplayThread::Where::kParked;
+  REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+  if (regs.rax != address) {
+    return diverged(t, fmt::format("mmap at {:#x}", address),
+                    fmt::format("mmap returned {:#x}", regs.rax));
+  }
+  set_args(regs, t.args);
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  if (!file_backed) {
+    return Status::ok();
+  }
+  std::string content_id = std::move(t.mapped_content_id);
+  t.mapped_content_id.clear();
+  REPRO_ASSIGN_OR_RETURN(std::string path, reader_->file_path(content_id));
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return Status::from_errno(errno, fmt::format("opening stored file '{}'", path));
+  }
+  uint64_t offset = event.args[5];
+  std::vector<char> buffer(1 << 20);
+  for (uint64_t done = 0; done < length;) {
+    ssize_t n = pread(fd.get(), buffer.data(), std::min<uint64_t>(buffer.size(), length - done),
+                      static_cast<off_t>(offset + done));
+    if (n < 0) {
+      return Status::from_errno(errno, fmt::format("reading stored file '{}'", path));
+    }
+    if (n == 0) {
+      break;  // past the end of the file the mapping stays zero, as it was
+    }
+    REPRO_RETURN_IF_ERROR(os::write_memory_forced(t.tid, address + done, buffer.data(),
+                                                  static_cast<size_t>(n)));
+    done += static_cast<uint64_t>(n);
+  }
+  return Status::ok();
+}
+
+Status ReplaySession::finish_clone(ReplayThread& t, const format::Event& event) {
+  REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+  t.where = ReplayThread::Where::kParked;
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  if (static_cast<int64_t>(regs.rax) < 0) {
+    return diverged(t, fmt::format("{} = {}", describe_syscall(event.syscall_number, event.args),
+                                   event.result),
+                    fmt::format("it failed with {}", static_cast<int64_t>(regs.rax)));
+  }
+  regs.rax = static_cast<uint64_t>(event.result);
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  if (event.syscall_number != SYS_clone) {
+    return Status::ok();
+  }
+  // The kernel wrote the live tid where the program asked for it; the
+  // program must find the recorded one.
+  uint64_t flags = event.args[0];
+  int32_t recorded_tid = static_cast<int32_t>(event.result);
+  if ((flags & CLONE_PARENT_SETTID) && event.args[2] != 0) {
+    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, event.args[2], &recorded_tid, sizeof recorded_tid));
+  }
+  if ((flags & CLONE_CHILD_SETTID) && event.args[3] != 0) {
+    for (auto& [index, child] : threads_) {
+      if (child.recorded_tid == recorded_tid && child.where != ReplayThread::Where::kGone) {
+        REPRO_RETURN_IF_ERROR(ensure_started(child));
+        REPRO_RETURN_IF_ERROR(
+            os::write_memory(child.tid, event.args[3], &recorded_tid, sizeof recorded_tid));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Status ReplaySession::emit_output(const format::Event& event) {
+  int fd = (event.syscall_flags & format::kSyscallOutputStdout)   ? STDOUT_FILENO
+           : (event.syscall_flags & format::kSyscallOutputStderr) ? STDERR_FILENO
+                                                                  : -1;
+  if (fd < 0) {
+    return Status::ok();
+  }
+  for (const format::MemoryWrite& write : event.writes) {
+    size_t done = 0;
+    while (done < write.bytes.size()) {
+      ssize_t n = ::write(fd, write.bytes.data() + done, write.bytes.size() - done);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        return Status::from_errno(errno, "printing the program's recorded output");
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace repro::replayer

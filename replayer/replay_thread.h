@@ -1,0 +1,43 @@
+#pragma once
+// ReplayThread: the replayer's view of one live tracee thread, and where it
+// stands relative to the trace. Owned by the ReplaySession; only used on
+// the replay thread.
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "core/os/tracee.h"
+
+namespace repro::replayer {
+
+struct ReplayThread {
+  uint32_t index = 0;
+  pid_t tid = 0;           // live tid
+  pid_t pid = 0;           // live thread group id
+  int32_t recorded_tid = 0;
+
+  enum class Where {
+    kStarting,   // created; its first ptrace-stop has not been seen
+    kParked,     // in a ptrace-stop after its last event; PTRACE_CONT resumes it
+    kRunning,    // resumed; its next stop is still to come
+    kAtEntry,    // stopped at a syscall's seccomp stop, not yet answered
+    kInSyscall,  // executing a syscall for real; its exit stop is to come
+    kExiting,    // on its way out
+    kGone,
+  };
+  Where where = Where::kStarting;
+
+  // Valid while kAtEntry / kInSyscall: the syscall and its entry registers.
+  int syscall_number = -1;
+  std::array<uint64_t, 6> args{};
+  os::Registers entry_regs{};
+
+  // A kMappedFile event seen before this thread's mmap: what to map.
+  std::string mapped_content_id;
+  int pending_signal = 0;  // a signal replay injected and awaits
+};
+
+}  // namespace repro::replayer

@@ -1,0 +1,254 @@
+#include "core/format/trace_writer.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "core/base/scoped_fd.h"
+#include "core/format/content_id.h"
+#include "core/format/file_util.h"
+#include "core/format/trace_format.h"
+#include "core/format/trace_reader.h"
+#include "format_test_util.h"
+
+namespace repro::format {
+namespace {
+
+using testing::file_size;
+using testing::make_event;
+using testing::make_header;
+using testing::read_file;
+using testing::Rng;
+using testing::TempDir;
+using testing::write_file;
+
+std::unique_ptr<TraceWriter> create_writer(const std::string& dir) {
+  Result<std::unique_ptr<TraceWriter>> writer = TraceWriter::create(dir, make_header());
+  INFO(writer.status().to_string());
+  REQUIRE(writer.is_ok());
+  return std::move(writer).value();
+}
+
+TEST_CASE("create refuses a non-empty directory and accepts an empty one", "[format]") {
+  TempDir temp;
+  write_file(temp.sub("stray"), "x");
+  Result<std::unique_ptr<TraceWriter>> refused = TraceWriter::create(temp.path(), make_header());
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(refused.status().message(), Catch::Contains(temp.path()));
+
+  REQUIRE(::mkdir(temp.sub("empty").c_str(), 0755) == 0);
+  CHECK(TraceWriter::create(temp.sub("empty"), make_header()).is_ok());
+  CHECK(TraceWriter::create(temp.sub("new"), make_header()).is_ok());
+  CHECK(TraceWriter::create(temp.sub("missing-parent/trace"), make_header()).status().code() ==
+        StatusCode::kIoError);
+}
+
+TEST_CASE("the trace directory goes from incomplete to complete", "[format]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  auto writer = create_writer(dir);
+  CHECK(testing::file_size(dir + "/header") > 0);
+  CHECK(path_exists(dir + "/incomplete"));
+  CHECK(path_exists(dir + "/events"));
+  CHECK(path_exists(dir + "/files"));
+  CHECK_FALSE(path_exists(dir + "/complete"));
+  CHECK_FALSE(path_exists(dir + "/trailer"));
+
+  Event event;
+  make_event(0, &event);
+  REQUIRE(writer->append(event).is_ok());
+  CHECK(file_size(dir + "/events") == 0);  // still buffered
+  REQUIRE(writer->flush().is_ok());
+  uint64_t after_flush = file_size(dir + "/events");
+  CHECK(after_flush > 0);
+  REQUIRE(writer->flush().is_ok());  // nothing buffered: no-op
+  CHECK(file_size(dir + "/events") == after_flush);
+
+  REQUIRE(writer->finish().is_ok());
+  CHECK(path_exists(dir + "/complete"));
+  CHECK(path_exists(dir + "/trailer"));
+  CHECK_FALSE(path_exists(dir + "/incomplete"));
+  CHECK(writer->event_count() == 1);
+  CHECK(writer->append(event).code() == StatusCode::kInvalidArgument);
+  CHECK(writer->finish().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(read_file(dir + "/header"), Catch::Contains("\"format_version\": 1"));
+  // No temp files are left behind.
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    CHECK(entry.path().filename().string().rfind(kTempFilePrefix, 0) != 0);
+  }
+}
+
+TEST_CASE("frames are written whenever the buffer reaches the frame size", "[format]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  auto writer = create_writer(dir);
+  Event event;
+  event.kind = EventKind::kSyscall;
+  event.syscall_number = 0;
+  event.writes.push_back({0x1000, Rng(1).bytes(1000)});
+  size_t appended = 0;
+  while (file_size(dir + "/events") == 0) {
+    REQUIRE(writer->append(event).is_ok());
+    ++appended;
+    REQUIRE(appended < 10 * kFrameRawBytes / 1000);
+  }
+  // Each event encodes to a little over 1000 bytes.
+  CHECK(appended * 1010 >= kFrameRawBytes);
+  CHECK(appended * 1000 <= kFrameRawBytes);
+}
+
+TEST_CASE("a write error is sticky", "[format]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  auto writer = create_writer(dir);
+  Event event;
+  event.kind = EventKind::kSyscallBatch;
+  event.data = Rng(5).bytes(100000);  // incompressible
+  REQUIRE(writer->append(event).is_ok());
+  REQUIRE(writer->flush().is_ok());
+
+  // Cap the file size just past what is written: the next frame's write is
+  // cut short, then fails with EFBIG (SIGXFSZ ignored for the duration).
+  struct rlimit old_limit;
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction old_action;
+  REQUIRE(::sigaction(SIGXFSZ, &ignore, &old_action) == 0);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = file_size(dir + "/events") + 1000;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &limit) == 0);
+  REQUIRE(writer->append(event).is_ok());
+  Status failed = writer->flush();
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &old_limit) == 0);
+  REQUIRE(::sigaction(SIGXFSZ, &old_action, nullptr) == 0);
+
+  REQUIRE_FALSE(failed.is_ok());
+  CHECK(failed.code() == StatusCode::kIoError);
+  CHECK_THAT(failed.message(), Catch::Contains("events"));
+  // The error stays, even now that writing would work again.
+  CHECK(writer->append(event).message() == failed.message());
+  CHECK(writer->flush().message() == failed.message());
+  CHECK(writer->finish().message() == failed.message());
+  CHECK(writer->store_bytes("x").status().message() == failed.message());
+  CHECK_FALSE(path_exists(dir + "/complete"));
+
+  // The reader sees the first frame and a cut-off second one.
+  writer.reset();
+  auto reader = TraceReader::open(dir);
+  REQUIRE(reader.is_ok());
+  Event read;
+  CHECK(reader.value()->next(&read).value());
+  CHECK(read == event);
+  CHECK_FALSE(reader.value()->next(&read).value());
+  CHECK(reader.value()->dropped_bytes() == 1000);
+}
+
+TEST_CASE("write_all reports ENOSPC from /dev/full", "[format]") {
+  ScopedFd full(::open("/dev/full", O_WRONLY | O_CLOEXEC));
+  if (!full.valid()) {
+    SUCCEED("no /dev/full here");
+    return;
+  }
+  Status status = write_all(full.get(), "abc", 3, "/dev/full");
+  CHECK(status.code() == StatusCode::kIoError);
+  CHECK_THAT(status.message(), Catch::Contains("No space left on device"));
+}
+
+TEST_CASE("an unfinished writer flushes its buffer when destroyed", "[format][roundtrip]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  std::vector<Event> events(100);
+  {
+    auto writer = create_writer(dir);
+    for (size_t i = 0; i < events.size(); ++i) {
+      make_event(i, &events[i]);
+      REQUIRE(writer->append(events[i]).is_ok());
+    }
+  }
+  auto reader = TraceReader::open(dir);
+  REQUIRE(reader.is_ok());
+  CHECK(reader.value()->state() == TraceState::kIncomplete);
+  Event event;
+  for (const Event& expected : events) {
+    REQUIRE(reader.value()->next(&event).value());
+    CHECK(event == expected);
+  }
+  CHECK_FALSE(reader.value()->next(&event).value());
+}
+
+TEST_CASE("store_file dedupes, preserves content and links read-only files", "[format]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  auto writer = create_writer(dir);
+  Rng rng(3);
+  const std::string content = rng.bytes(3 * 1024 * 1024 + 17);  // several read chunks
+  write_file(temp.sub("a"), content);
+  write_file(temp.sub("b"), content);
+  write_file(temp.sub("other"), "other content");
+
+  Result<std::string> a = writer->store_file(temp.sub("a"));
+  Result<std::string> b = writer->store_file(temp.sub("b"));
+  REQUIRE(a.is_ok());
+  REQUIRE(b.is_ok());
+  CHECK(a.value() == b.value());
+  CHECK(a.value() == content_id_of_bytes(content));
+  CHECK(read_file(dir + "/files/" + a.value()) == content);
+  Result<std::string> bytes_id = writer->store_bytes(content);
+  REQUIRE(bytes_id.is_ok());
+  CHECK(bytes_id.value() == a.value());
+  size_t stored = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/files")) {
+    (void)entry;
+    ++stored;
+  }
+  CHECK(stored == 1);
+
+  // A writable file is copied: changing it later leaves the copy intact.
+  Result<std::string> other = writer->store_file(temp.sub("other"));
+  REQUIRE(other.is_ok());
+  write_file(temp.sub("other"), "changed");
+  CHECK(read_file(dir + "/files/" + other.value()) == "other content");
+
+  // A read-only file on the same filesystem is hard-linked.
+  write_file(temp.sub("ro"), "read-only content");
+  REQUIRE(::chmod(temp.sub("ro").c_str(), 0444) == 0);
+  Result<std::string> ro = writer->store_file(temp.sub("ro"));
+  REQUIRE(ro.is_ok());
+  struct stat source_stat;
+  struct stat stored_stat;
+  REQUIRE(::stat(temp.sub("ro").c_str(), &source_stat) == 0);
+  REQUIRE(::stat((dir + "/files/" + ro.value()).c_str(), &stored_stat) == 0);
+  CHECK(stored_stat.st_ino == source_stat.st_ino);
+  CHECK(read_file(dir + "/files/" + ro.value()) == "read-only content");
+
+  // Empty content is a file too.
+  Result<std::string> empty = writer->store_bytes("");
+  REQUIRE(empty.is_ok());
+  CHECK(read_file(dir + "/files/" + empty.value()).empty());
+
+  Result<std::string> missing = writer->store_file(temp.sub("does-not-exist"));
+  CHECK(missing.status().code() == StatusCode::kNotFound);
+  CHECK(writer->store_file(temp.path()).status().code() == StatusCode::kInvalidArgument);
+  // A source-side failure is not sticky.
+  CHECK(writer->flush().is_ok());
+  REQUIRE(writer->finish().is_ok());
+
+  auto reader = TraceReader::open(dir);
+  REQUIRE(reader.is_ok());
+  Result<std::string> path = reader.value()->file_path(a.value());
+  REQUIRE(path.is_ok());
+  CHECK(read_file(path.value()) == content);
+  CHECK(reader.value()->file_path(std::string(32, '0')).status().code() ==
+        StatusCode::kNotFound);
+  CHECK(reader.value()->file_path("../header").status().code() ==
+        StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace repro::format

@@ -1,0 +1,718 @@
+#include "tracer/record_session.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ptrace.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <x86intrin.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "core/base/check.h"
+#include "core/os/auxv.h"
+#include "core/os/memory_hash.h"
+#include "core/os/spawn.h"
+#include "core/os/tracee.h"
+#include "core/syscalls/syscall_table.h"
+#include "core/seccomp/seccomp_filter.h"
+
+extern char** environ;
+
+namespace repro::tracer {
+
+namespace {
+
+constexpr unsigned long kPtraceOptions =
+    PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+    PTRACE_O_TRACEEXEC | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+
+// While a thread is inside a syscall that the tables do not mark as
+// blocking, other ready threads wait this long before the recorder assumes
+// it blocks after all and passes the CPU on. Short enough not to stall a
+// writer on a full pipe noticeably, long enough that ordinary syscalls
+// (microseconds) finish first.
+constexpr int kInKernelGraceMs = 2;
+
+// How often buffered events are written out even if the frame is not full,
+// so a recorder killed with SIGKILL loses at most this much.
+constexpr auto kFlushInterval = std::chrono::milliseconds(250);
+
+bool is_exit(int number) { return number == SYS_exit || number == SYS_exit_group; }
+
+bool is_vfork(int number, const std::array<uint64_t, 6>& args) {
+  return number == SYS_vfork || (number == SYS_clone && (args[0] & CLONE_VFORK));
+}
+
+// Syscalls the recorder answers ENOSYS without running them: io_uring
+// bypasses syscall tracing; rseq lets the kernel write into the thread's
+// memory at preemptions we cannot see; clone3 has its arguments in a struct
+// (glibc falls back to clone).
+bool is_denied(int number) {
+  return number == SYS_io_uring_setup || number == SYS_rseq || number == SYS_clone3;
+}
+
+std::string registers_bytes(const os::Registers& regs) {
+  return std::string(reinterpret_cast<const char*>(&regs), sizeof regs);
+}
+
+}  // namespace
+
+struct RecordSession::Thread {
+  pid_t tid = 0;
+  pid_t pid = 0;  // thread group id
+  uint32_t index = 0;
+  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting } state = State::kStarting;
+  bool entered_logged = false;
+  bool interrupt_requested = false;
+  bool exit_logged = false;
+  int syscall_number = -1;
+  std::array<uint64_t, 6> args{};
+  std::string exec_filename;  // the path execve was given, read at its entry
+};
+
+RecordSession::RecordSession(const RecordOptions& options) : options_(options) {}
+
+RecordSession::~RecordSession() { kill_all(); }
+
+Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions& options) {
+  if (options.argv.empty()) {
+    return Status::error(StatusCode::kInvalidArgument, "no program to record");
+  }
+  REPRO_ASSIGN_OR_RETURN(std::string exe_path, os::find_program(options.argv[0]));
+  std::unique_ptr<RecordSession> session(new RecordSession(options));
+
+  // The tracer waits for tracee stops and its own SIGINT/SIGTERM on one fd.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  session->signal_fd_.reset(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!session->signal_fd_.valid()) {
+    return Status::from_errno(errno, "signalfd");
+  }
+  if (options.pin_to_one_cpu) {
+    // A ptrace stop costs 7 µs when tracer and tracee share a CPU and
+    // ~65 µs across CPUs here (DESIGN.md); only one tracee runs at a time.
+    int cpu = sched_getcpu();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu < 0 ? 0 : cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+  }
+
+  format::TraceHeader header;
+  header.cpu = format::current_cpu_identity();
+  utsname uts;
+  if (uname(&uts) == 0) {
+    header.kernel_release = uts.release;
+  }
+  header.argv = options.argv;
+  for (char** e = environ; *e != nullptr; ++e) {
+    header.env.emplace_back(*e);
+  }
+  std::error_code ec;
+  header.cwd = std::filesystem::current_path(ec).string();
+  header.exe_path = exe_path;
+  header.seed = options.seed;
+  header.start_time_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  header.repro_version = REPRO_VERSION_TEXT;
+  REPRO_ASSIGN_OR_RETURN(session->writer_, format::TraceWriter::create(options.trace_dir, header));
+  session->policy_ = make_round_robin_policy(options.time_slice);
+
+  os::SpawnOptions spawn;
+  spawn.exe_path = exe_path;
+  spawn.argv = options.argv;
+  spawn.env = header.env;
+  spawn.ptrace_options = kPtraceOptions;
+  spawn.before_exec = [] { return seccomp::install_trace_filter(); };
+  REPRO_ASSIGN_OR_RETURN(pid_t pid, os::spawn_traced(spawn));
+  REPRO_RETURN_IF_ERROR(session->begin(pid, exe_path));
+  return session;
+}
+
+Status RecordSession::begin(pid_t pid, const std::string& exe_path) {
+  root_pid_ = pid;
+  auto thread = std::make_unique<Thread>();
+  thread->tid = pid;
+  thread->pid = pid;
+  thread->index = next_index_++;
+  thread->exec_filename = exe_path;
+  Thread& t = *thread;
+  threads_[pid] = std::move(thread);
+
+  event_.clear();
+  event_.kind = format::EventKind::kThreadStart;
+  event_.thread = t.index;
+  event_.recorded_tid = pid;
+  REPRO_RETURN_IF_ERROR(log(event_));
+  // The first exec came from spawn, which replay repeats by itself: the
+  // program starts at this exec stop, not at an execve syscall exit.
+  REPRO_RETURN_IF_ERROR(log_exec(t));
+  make_ready(t);
+  return Status::ok();
+}
+
+Status RecordSession::log(const format::Event& event) {
+  Status status = writer_->append(event);
+  if (!status.is_ok()) {
+    return status.context(fmt::format("writing trace '{}'", options_.trace_dir));
+  }
+  return Status::ok();
+}
+
+RecordSession::Thread* RecordSession::find(pid_t tid) {
+  auto it = threads_.find(tid);
+  return it == threads_.end() ? nullptr : it->second.get();
+}
+
+void RecordSession::kill_all() {
+  for (auto& [tid, thread] : threads_) {
+    kill(tid, SIGKILL);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Scheduling
+
+void RecordSession::make_ready(Thread& t) {
+  t.state = Thread::State::kReady;
+  ready_.push_back(t.tid);
+}
+
+void RecordSession::release_cpu(Thread& t) {
+  if (current_ == t.tid) {
+    current_ = 0;
+  }
+}
+
+void RecordSession::schedule_next() {
+  while (current_ == 0 && !ready_.empty()) {
+    std::vector<uint32_t> indices;
+    for (pid_t tid : ready_) {
+      indices.push_back(find(tid)->index);
+    }
+    size_t chosen = policy_->pick(indices);
+    pid_t tid = ready_[chosen];
+    ready_.erase(ready_.begin() + static_cast<long>(chosen));
+    Thread* t = find(tid);
+    current_ = tid;
+    slice_start_ = std::chrono::steady_clock::now();
+    Status status = resume_user(*t);
+    if (!status.is_ok()) {
+      // The thread died while parked; its exit is reported by waitpid.
+      current_ = 0;
+    }
+  }
+}
+
+Status RecordSession::resume_user(Thread& t) {
+  t.state = Thread::State::kRunning;
+  if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
+    return os::ptrace_error(errno, "resuming", t.tid);
+  }
+  return Status::ok();
+}
+
+Status RecordSession::resume_in_kernel(Thread& t) {
+  t.state = Thread::State::kInSyscall;
+  if (ptrace(PTRACE_SYSCALL, t.tid, nullptr, 0) != 0) {
+    return os::ptrace_error(errno, "resuming into syscall", t.tid);
+  }
+  return Status::ok();
+}
+
+Status RecordSession::log_entered(Thread& t) {
+  event_.clear();
+  event_.kind = format::EventKind::kSyscallEntered;
+  event_.thread = t.index;
+  event_.syscall_number = t.syscall_number;
+  event_.args = t.args;
+  t.entered_logged = true;
+  return log(event_);
+}
+
+Status RecordSession::log_preempt(Thread& t) {
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
+  REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
+  event_.clear();
+  event_.kind = format::EventKind::kPreempt;
+  event_.thread = t.index;
+  event_.registers = registers_bytes(regs);
+  // The legacy FXSAVE part (x87, MXCSR, XMM0-15) is 416 bytes; the rest
+  // of the XSAVE area holds bookkeeping that need not match across runs.
+  event_.extended_registers_hash = XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416));
+  event_.memory_hash = memory_hash;
+  return log(event_);
+}
+
+// ---------------------------------------------------------------------------
+// The loop
+
+Result<RecordOutcome> RecordSession::run() {
+  add_last_words_hook([this] {
+    (void)writer_->flush();
+    kill_all();
+  });
+  while (true) {
+    auto result = step();
+    if (!result.is_ok()) {
+      (void)writer_->flush();
+      kill_all();
+      return result.status();
+    }
+    if (*result == StepResult::kDone) {
+      break;
+    }
+  }
+  RecordOutcome outcome;
+  outcome.wait_status = root_wait_status_;
+  outcome.event_count = writer_->event_count();
+  outcome.interrupted = control_signals_ >= 2;
+  if (outcome.interrupted) {
+    REPRO_RETURN_IF_ERROR(writer_->flush());
+  } else {
+    REPRO_RETURN_IF_ERROR(writer_->finish());
+  }
+  return outcome;
+}
+
+Status RecordSession::handle_control_signal(int signal) {
+  ++control_signals_;
+  if (control_signals_ == 1) {
+    // First Ctrl-C or SIGTERM: the program decides what it means.
+    kill(root_pid_, signal);
+  } else {
+    // Second one: stop now, keep what was recorded (incomplete trace).
+    (void)writer_->flush();
+    kill_all();
+  }
+  return Status::ok();
+}
+
+Result<RecordSession::StepResult> RecordSession::step() {
+  if (threads_.empty()) {
+    return StepResult::kDone;
+  }
+  schedule_next();
+
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_flush_ > kFlushInterval) {
+    REPRO_RETURN_IF_ERROR(writer_->flush());
+    last_flush_ = now;
+  }
+
+  // How long to wait for the next stop before acting on the current thread.
+  int timeout_ms = -1;
+  Thread* current = current_ ? find(current_) : nullptr;
+  if (current != nullptr && !ready_.empty()) {
+    if (current->state == Thread::State::kRunning && !current->interrupt_requested) {
+      auto used = std::chrono::duration_cast<std::chrono::milliseconds>(now - slice_start_);
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, (policy_->time_slice() - used).count()));
+    } else if (current->state == Thread::State::kInSyscall) {
+      timeout_ms = kInKernelGraceMs;
+    }
+  }
+  if (timeout_ms < 0 || timeout_ms > 250) {
+    timeout_ms = 250;  // wake up to flush
+  }
+
+  int wait_status = 0;
+  pid_t tid = waitpid(-1, &wait_status, __WALL | WNOHANG);
+  if (tid == 0) {
+    pollfd fd{signal_fd_.get(), POLLIN, 0};
+    int ready = poll(&fd, 1, timeout_ms);
+    if (ready < 0 && errno != EINTR) {
+      return Status::from_errno(errno, "poll");
+    }
+    signalfd_siginfo info;
+    while (read(signal_fd_.get(), &info, sizeof info) == sizeof info) {
+      if (info.ssi_signo == SIGINT || info.ssi_signo == SIGTERM) {
+        REPRO_RETURN_IF_ERROR(handle_control_signal(static_cast<int>(info.ssi_signo)));
+      }
+    }
+    tid = waitpid(-1, &wait_status, __WALL | WNOHANG);
+    if (tid == 0) {
+      // Nothing happened within the timeout: act on the current thread.
+      current = current_ ? find(current_) : nullptr;
+      if (current != nullptr && !ready_.empty()) {
+        auto waited = std::chrono::steady_clock::now() - slice_start_;
+        if (current->state == Thread::State::kRunning && !current->interrupt_requested &&
+            waited >= policy_->time_slice()) {
+          current->interrupt_requested = true;
+          if (ptrace(PTRACE_INTERRUPT, current->tid, nullptr, nullptr) != 0 && errno != ESRCH) {
+            return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");
+          }
+        } else if (current->state == Thread::State::kInSyscall && !current->entered_logged) {
+          REPRO_RETURN_IF_ERROR(log_entered(*current));
+          release_cpu(*current);
+        }
+      }
+      return StepResult::kContinue;
+    }
+  }
+  if (tid < 0) {
+    if (errno == ECHILD) {
+      threads_.clear();
+      return StepResult::kDone;
+    }
+    return Status::from_errno(errno, "waitpid");
+  }
+
+  if (WIFEXITED(wait_status) || WIFSIGNALED(wait_status)) {
+    REPRO_RETURN_IF_ERROR(on_gone(tid, wait_status));
+    return StepResult::kContinue;
+  }
+  Thread* t = find(tid);
+  if (t == nullptr) {
+    // A new thread's first stop, before its creator's clone event: park it.
+    early_stops_.insert(tid);
+    return StepResult::kContinue;
+  }
+  int signal = WSTOPSIG(wait_status);
+  int event = static_cast<unsigned>(wait_status) >> 16;
+  Status status;
+  if (signal == (SIGTRAP | 0x80)) {
+    status = on_syscall_exit(*t);
+  } else if (event == PTRACE_EVENT_SECCOMP) {
+    status = on_syscall_entry(*t);
+  } else if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+             event == PTRACE_EVENT_VFORK) {
+    status = on_new_thread(*t, event);
+  } else if (event == PTRACE_EVENT_EXEC) {
+    status = on_exec(*t);
+  } else if (event == PTRACE_EVENT_EXIT) {
+    status = on_exit_event(*t);
+  } else if (event == PTRACE_EVENT_STOP) {
+    status = on_event_stop(*t, signal);
+  } else if (event == 0) {
+    status = on_signal(*t, signal);
+  } else {
+    status = resume_user(*t);  // PTRACE_EVENT_VFORK_DONE and the like
+  }
+  if (status.code() == StatusCode::kTraceeDied) {
+    // The thread vanished mid-handling (killed by exit_group of a sibling,
+    // or SIGKILL from outside); waitpid reports its end next.
+    return StepResult::kContinue;
+  }
+  REPRO_RETURN_IF_ERROR(status);
+  return StepResult::kContinue;
+}
+
+// ---------------------------------------------------------------------------
+// Syscalls
+
+Status RecordSession::on_syscall_entry(Thread& t) {
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  t.syscall_number = static_cast<int>(regs.orig_rax);
+  t.args = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
+  t.entered_logged = false;
+
+  if (is_denied(t.syscall_number)) {
+    regs.orig_rax = static_cast<uint64_t>(-1);  // skip it; rax is the result
+    regs.rax = static_cast<uint64_t>(-ENOSYS);
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    event_.clear();
+    event_.kind = format::EventKind::kSyscall;
+    event_.thread = t.index;
+    event_.syscall_number = t.syscall_number;
+    event_.args = t.args;
+    event_.result = -ENOSYS;
+    event_.syscall_flags = format::kSyscallDenied;
+    REPRO_RETURN_IF_ERROR(log(event_));
+    return resume_user(t);
+  }
+  if (is_exit(t.syscall_number)) {
+    event_.clear();
+    event_.kind = format::EventKind::kSyscall;
+    event_.thread = t.index;
+    event_.syscall_number = t.syscall_number;
+    event_.args = t.args;
+    event_.syscall_flags = format::kSyscallExecuted;
+    REPRO_RETURN_IF_ERROR(log(event_));
+    t.state = Thread::State::kExiting;
+    release_cpu(t);
+    if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
+      return os::ptrace_error(errno, "resuming exit", t.tid);
+    }
+    return Status::ok();
+  }
+  if (t.syscall_number == SYS_execve || t.syscall_number == SYS_execveat) {
+    uint64_t filename = t.syscall_number == SYS_execve ? t.args[0] : t.args[1];
+    auto name = os::read_c_string(t.tid, filename);
+    t.exec_filename = name.is_ok() ? *name : "";
+  }
+  const syscalls::SyscallInfo* info = syscalls::find_x86_64(t.syscall_number);
+  bool may_block = info != nullptr && info->may_block();
+  if (is_vfork(t.syscall_number, t.args) || (may_block && !ready_.empty())) {
+    REPRO_RETURN_IF_ERROR(log_entered(t));
+    release_cpu(t);
+  }
+  return resume_in_kernel(t);
+}
+
+Status RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address) {
+  std::string fd_path = fmt::format("/proc/{}/fd/{}", t.pid, fd);
+  std::error_code ec;
+  std::string path = std::filesystem::read_symlink(fd_path, ec).string();
+  // Prefer the file's own name (it can be hard-linked into the trace)
+  // when it still names the same file; fall back to the open descriptor.
+  std::string source = fd_path;
+  struct stat by_fd, by_name;
+  if (!ec && stat(fd_path.c_str(), &by_fd) == 0 && stat(path.c_str(), &by_name) == 0 &&
+      by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino) {
+    source = path;
+  }
+  auto content_id = writer_->store_file(source);
+  if (!content_id.is_ok()) {
+    return content_id.status().context(fmt::format("storing mapped file '{}'", path));
+  }
+  event_.clear();
+  event_.kind = format::EventKind::kMappedFile;
+  event_.thread = t.index;
+  event_.path = path;
+  event_.content_id = *content_id;
+  event_.result = static_cast<int64_t>(address);
+  return log(event_);
+}
+
+Status RecordSession::on_syscall_exit(Thread& t) {
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  int64_t result = static_cast<int64_t>(regs.rax);
+  if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
+    REPRO_RETURN_IF_ERROR(log_mapped_file(t, static_cast<int>(t.args[4]), static_cast<uint64_t>(result)));
+  }
+  event_.clear();
+  event_.kind = format::EventKind::kSyscall;
+  event_.thread = t.index;
+  event_.syscall_number = t.syscall_number;
+  event_.args = t.args;
+  event_.result = result;
+  const syscalls::SyscallInfo* info = syscalls::find_x86_64(t.syscall_number);
+  if (info != nullptr && info->policy != syscalls::ReplayPolicy::kEmulate) {
+    event_.syscall_flags |= format::kSyscallExecuted;
+  }
+  REPRO_RETURN_IF_ERROR(recorder_.capture(t.tid, t.pid, &event_));
+  REPRO_RETURN_IF_ERROR(log(event_));
+  bool was_current = current_ == t.tid;
+  t.entered_logged = false;
+  if (!was_current) {
+    // It was descheduled inside the kernel; it runs again when chosen.
+    make_ready(t);
+    return Status::ok();
+  }
+  auto used = std::chrono::steady_clock::now() - slice_start_;
+  if (!ready_.empty() &&
+      (policy_->switch_at_syscall(t.index, t.syscall_number) || used >= policy_->time_slice())) {
+    release_cpu(t);
+    make_ready(t);
+    return Status::ok();
+  }
+  return resume_user(t);
+}
+
+// ---------------------------------------------------------------------------
+// Threads, processes, exec, exit
+
+Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
+  REPRO_ASSIGN_OR_RETURN(unsigned long message, os::get_event_message(t.tid));
+  pid_t new_tid = static_cast<pid_t>(message);
+  auto thread = std::make_unique<Thread>();
+  thread->tid = new_tid;
+  uint64_t flags = t.syscall_number == SYS_clone ? t.args[0] : 0;
+  thread->pid = (ptrace_event == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD)) ? t.pid : new_tid;
+  thread->index = next_index_++;
+  Thread& child = *thread;
+  threads_[new_tid] = std::move(thread);
+
+  event_.clear();
+  event_.kind = format::EventKind::kThreadStart;
+  event_.thread = child.index;
+  event_.parent_thread = t.index;
+  event_.recorded_tid = new_tid;
+  event_.clone_flags = ptrace_event == PTRACE_EVENT_CLONE ? flags
+                       : ptrace_event == PTRACE_EVENT_VFORK ? (CLONE_VM | CLONE_VFORK)
+                                                            : 0;
+  REPRO_RETURN_IF_ERROR(log(event_));
+  if (early_stops_.erase(new_tid) != 0) {
+    make_ready(child);
+  }
+  return resume_in_kernel(t);
+}
+
+Status RecordSession::on_exec(Thread& t) {
+  REPRO_ASSIGN_OR_RETURN(unsigned long former_tid, os::get_event_message(t.tid));
+  if (static_cast<pid_t>(former_tid) != t.tid) {
+    // A non-leader thread exec'd: it now carries the leader's tid.
+    auto it = threads_.find(static_cast<pid_t>(former_tid));
+    if (it != threads_.end()) {
+      std::unique_ptr<Thread> moved = std::move(it->second);
+      threads_.erase(it);
+      std::erase(ready_, moved->tid);
+      if (current_ == moved->tid) {
+        current_ = t.tid;
+      }
+      moved->tid = t.tid;
+      threads_[t.tid] = std::move(moved);
+    }
+  }
+  Thread& thread = *find(t.tid);
+  REPRO_RETURN_IF_ERROR(log_exec(thread));
+  return resume_in_kernel(thread);
+}
+
+Status RecordSession::log_exec(Thread& thread) {
+  REPRO_ASSIGN_OR_RETURN(os::ExecAuxv auxv, os::patch_exec_auxv(thread.tid));
+  auto content_id = writer_->store_file(fmt::format("/proc/{}/exe", thread.tid));
+  if (!content_id.is_ok()) {
+    return content_id.status().context("storing the executable");
+  }
+  event_.clear();
+  event_.kind = format::EventKind::kExec;
+  event_.thread = thread.index;
+  event_.path = thread.exec_filename;
+  event_.content_id = *content_id;
+  event_.random_bytes = auxv.random_bytes;
+  return log(event_);
+}
+
+Status RecordSession::on_exit_event(Thread& t) {
+  REPRO_ASSIGN_OR_RETURN(unsigned long status, os::get_event_message(t.tid));
+  if (!t.exit_logged) {
+    event_.clear();
+    event_.kind = format::EventKind::kThreadExit;
+    event_.thread = t.index;
+    event_.exit_status = static_cast<int32_t>(status);
+    REPRO_RETURN_IF_ERROR(log(event_));
+    t.exit_logged = true;
+  }
+  t.state = Thread::State::kExiting;
+  std::erase(ready_, t.tid);
+  release_cpu(t);
+  if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0 && errno != ESRCH) {
+    return os::ptrace_error(errno, "resuming an exiting thread", t.tid);
+  }
+  return Status::ok();
+}
+
+Status RecordSession::on_gone(pid_t tid, int wait_status) {
+  if (tid == root_pid_) {
+    root_wait_status_ = wait_status;
+  }
+  Thread* t = find(tid);
+  if (t == nullptr) {
+    early_stops_.erase(tid);
+    return Status::ok();
+  }
+  if (!t->exit_logged) {
+    event_.clear();
+    event_.kind = format::EventKind::kThreadExit;
+    event_.thread = t->index;
+    event_.exit_status = wait_status;
+    REPRO_RETURN_IF_ERROR(log(event_));
+  }
+  std::erase(ready_, tid);
+  release_cpu(*t);
+  threads_.erase(tid);
+  return Status::ok();
+}
+
+Status RecordSession::on_event_stop(Thread& t, int signal) {
+  if (t.state == Thread::State::kStarting) {
+    make_ready(t);
+    return Status::ok();
+  }
+  if (t.interrupt_requested) {
+    t.interrupt_requested = false;
+    if (t.state == Thread::State::kRunning) {
+      REPRO_RETURN_IF_ERROR(log_preempt(t));
+      release_cpu(t);
+      make_ready(t);
+      return Status::ok();
+    }
+  }
+  (void)signal;  // a group-stop (SIGSTOP and friends): keep the thread going
+  return t.state == Thread::State::kInSyscall ? resume_in_kernel(t) : resume_user(t);
+}
+
+Status RecordSession::emulate_rdtsc(Thread& t, bool* handled) {
+  *handled = false;
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  uint8_t code[3] = {};
+  if (!os::read_memory(t.tid, regs.rip, code, sizeof code).is_ok()) {
+    return Status::ok();
+  }
+  bool rdtsc = code[0] == 0x0f && code[1] == 0x31;
+  bool rdtscp = code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9;
+  if (!rdtsc && !rdtscp) {
+    return Status::ok();
+  }
+  unsigned aux = 0;
+  uint64_t tsc = rdtscp ? __rdtscp(&aux) : __rdtsc();
+  regs.rax = tsc & 0xffffffff;
+  regs.rdx = tsc >> 32;
+  if (rdtscp) {
+    regs.rcx = aux;
+  }
+  regs.rip += rdtscp ? 3 : 2;
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  event_.clear();
+  event_.kind = format::EventKind::kRdtsc;
+  event_.thread = t.index;
+  event_.tsc = tsc;
+  event_.tsc_aux = aux;
+  REPRO_RETURN_IF_ERROR(log(event_));
+  *handled = true;
+  return resume_user(t);
+}
+
+Status RecordSession::on_signal(Thread& t, int signal) {
+  REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
+  if (signal == SIGSEGV) {
+    bool handled = false;
+    REPRO_RETURN_IF_ERROR(emulate_rdtsc(t, &handled));
+    if (handled) {
+      return Status::ok();
+    }
+  }
+  bool synchronous = info.si_code > 0 && (signal == SIGSEGV || signal == SIGBUS ||
+                                          signal == SIGILL || signal == SIGFPE ||
+                                          signal == SIGTRAP || signal == SIGSYS);
+  if (!synchronous && t.state == Thread::State::kRunning) {
+    // An asynchronous signal lands wherever the thread stands: name the
+    // point so replay can deliver it at the same instruction.
+    REPRO_RETURN_IF_ERROR(log_preempt(t));
+  }
+  event_.clear();
+  event_.kind = format::EventKind::kSignal;
+  event_.thread = t.index;
+  event_.signal_number = signal;
+  event_.signal_flags = synchronous ? uint32_t{format::kSignalSynchronous} : 0u;
+  event_.signal_info.assign(reinterpret_cast<const char*>(&info), sizeof info);
+  REPRO_RETURN_IF_ERROR(log(event_));
+  t.state = Thread::State::kRunning;
+  if (ptrace(PTRACE_CONT, t.tid, nullptr, signal) != 0) {
+    return os::ptrace_error(errno, "delivering a signal", t.tid);
+  }
+  return Status::ok();
+}
+
+}  // namespace repro::tracer

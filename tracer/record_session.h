@@ -1,0 +1,122 @@
+#pragma once
+// RecordSession: runs a program and every thread and process it creates
+// under ptrace, one thread at a time, and writes what happened to a trace.
+//
+// Why it is built this way (see docs/recording.md for the long form):
+// - Exactly one tracee thread runs user code at any moment (the "current"
+//   thread); all others sit in a ptrace-stop or inside a syscall. The order
+//   of events in the trace is therefore the order of everything observable,
+//   and replay can enforce it with no clock and no counter.
+// - A thread that enters a syscall which may block (futex wait, read of a
+//   pipe, wait4...) while another thread is ready is let into the kernel and
+//   the CPU token passes on; a kSyscallEntered event marks the point, and the
+//   kSyscall event at its exit comes whenever the kernel lets it return.
+// - A thread that runs without syscalls past its time slice while others
+//   are ready is interrupted; the point is named by its registers and a hash
+//   of writable memory (kPreempt), which replay can find again.
+// - Asynchronous signals are delivered where the thread stands when the
+//   kernel reports them, with the point named the same way.
+// - Scheduling choices are made by a replaceable SchedulingPolicy.
+//
+// Not thread-safe. One session records one program tree.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/base/scoped_fd.h"
+#include "core/base/status.h"
+#include "core/format/trace_writer.h"
+#include "tracer/scheduling_policy.h"
+#include "tracer/syscall_recorder.h"
+
+namespace repro::tracer {
+
+struct RecordOptions {
+  std::string trace_dir;                 // must not exist yet
+  std::vector<std::string> argv;         // argv[0] is the program as the user named it
+  std::chrono::milliseconds time_slice{50};
+  uint64_t seed = 0;
+  bool pin_to_one_cpu = true;            // tracer and tracees share one CPU (cheaper stops)
+};
+
+struct RecordOutcome {
+  int wait_status = 0;        // raw wait status of the program's first process
+  uint64_t event_count = 0;
+  bool interrupted = false;   // repro was told to stop; the trace is incomplete
+};
+
+class RecordSession {
+ public:
+  /// Spawns the program (stopped at its first instruction) and creates the
+  /// trace. Errors: not_found (no such program), invalid_argument (trace
+  /// dir exists), io_error (ptrace not permitted, ...).
+  static Result<std::unique_ptr<RecordSession>> start(const RecordOptions& options);
+  ~RecordSession();
+
+  /// Records until every tracee is gone, then completes the trace. On a
+  /// failure the trace is flushed and left incomplete.
+  Result<RecordOutcome> run();
+
+ private:
+  struct Thread;
+  enum class StepResult { kContinue, kDone };
+
+  explicit RecordSession(const RecordOptions& options);
+  Status begin(pid_t pid, const std::string& exe_path);
+  Result<StepResult> step();
+
+  // Stop handlers.
+  Status on_syscall_entry(Thread& t);
+  Status on_syscall_exit(Thread& t);
+  Status on_new_thread(Thread& t, int ptrace_event);
+  Status on_exec(Thread& t);
+  Status log_exec(Thread& t);
+  Status on_exit_event(Thread& t);
+  Status on_event_stop(Thread& t, int signal);
+  Status on_signal(Thread& t, int signal);
+  Status on_gone(pid_t tid, int wait_status);
+
+  // Scheduling.
+  void schedule_next();
+  Status resume_user(Thread& t);
+  Status resume_in_kernel(Thread& t);
+  void make_ready(Thread& t);
+  void release_cpu(Thread& t);
+  Status log_entered(Thread& t);
+  Status log_preempt(Thread& t);
+  Status log_mapped_file(Thread& t, int fd, uint64_t address);
+  Status emulate_rdtsc(Thread& t, bool* handled);
+
+  Status log(const format::Event& event);
+  Thread* find(pid_t tid);
+  Status handle_control_signal(int signal);
+  void kill_all();
+
+  RecordOptions options_;
+  std::unique_ptr<format::TraceWriter> writer_;
+  std::unique_ptr<SchedulingPolicy> policy_;
+  SyscallRecorder recorder_;
+  ScopedFd signal_fd_;
+
+  std::map<pid_t, std::unique_ptr<Thread>> threads_;
+  std::set<pid_t> early_stops_;   // new threads whose first stop beat their creator's event
+  std::deque<pid_t> ready_;
+  pid_t current_ = 0;
+  std::chrono::steady_clock::time_point slice_start_;
+  std::chrono::steady_clock::time_point last_flush_;
+  uint32_t next_index_ = 0;
+  pid_t root_pid_ = 0;
+  int root_wait_status_ = 0;
+  int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
+  format::Event event_;       // reused to avoid allocation per event
+};
+
+}  // namespace repro::tracer

@@ -1,0 +1,41 @@
+#pragma once
+// SyscallRecorder: after a recorded syscall returns, captures the memory the
+// kernel wrote (driven by the syscall tables, plus code for the syscalls
+// whose effects depend on a command argument: ioctl, fcntl, prctl, ...), and
+// the bytes the program wrote to the recording's own stdout and stderr, so
+// replay can print them without touching any file.
+//
+// Not thread-safe; owned by the RecordSession.
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "core/base/status.h"
+#include "core/format/event.h"
+
+namespace repro::tracer {
+
+class SyscallRecorder {
+ public:
+  /// Remembers which files are the recorder's own stdout and stderr.
+  SyscallRecorder();
+
+  /// Fills event->writes and the effect flags of event->syscall_flags for
+  /// the completed syscall in `event` (number, args, result set), made by
+  /// thread `tid` of process `pid`. Errors: tracee_died, io_error.
+  Status capture(pid_t tid, pid_t pid, format::Event* event);
+
+ private:
+  Status capture_table_effects(pid_t tid, format::Event* event);
+  Status capture_failure_effects(pid_t tid, format::Event* event);
+  Status capture_custom_effects(pid_t tid, int arg_index, format::Event* event);
+  Status capture_output(pid_t tid, pid_t pid, format::Event* event);
+  Status add_write(pid_t tid, uint64_t address, uint64_t length, format::Event* event);
+
+  uint64_t stdout_device_ = 0, stdout_inode_ = 0;
+  uint64_t stderr_device_ = 0, stderr_inode_ = 0;
+  bool have_stdout_ = false, have_stderr_ = false;
+};
+
+}  // namespace repro::tracer
