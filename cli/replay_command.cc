@@ -51,10 +51,12 @@ class ReplayCommand : public Command {
       return report_error(session.status().context(fmt::format("replaying '{}'", *dir)));
     }
     auto outcome = (*session)->run();
-    session->reset();
     if (!outcome.is_ok()) {
-      return report_error(outcome.status());
+      int code = report_error(outcome.status());
+      session->reset();
+      return code;
     }
+    session->reset();
     return shell_status(outcome->wait_status);
   }
 

@@ -91,7 +91,11 @@ void ReplaySession::kill_all() {
   }
   for (auto& [index, t] : threads_) {
     if (t.where != ReplayThread::Where::kGone) {
+      // A thread held at its PTRACE_EVENT_EXIT stop is not woken by
+      // SIGKILL: let it go on to die.
+      ptrace(PTRACE_CONT, t.tid, nullptr, 0);
       while (waitpid(t.tid, nullptr, __WALL) > 0) {
+        ptrace(PTRACE_CONT, t.tid, nullptr, 0);
       }
       t.where = ReplayThread::Where::kGone;
     }
@@ -264,6 +268,13 @@ Status ReplaySession::settle_after_step(ReplayThread& t) {
 }
 
 Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_t& info) {
+  REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
+  if (disposition == os::SignalDisposition::kIgnored) {
+    // Delivering it would change nothing: leave the thread parked where it
+    // is, and the next resume drops the signal.
+    t.where = ReplayThread::Where::kParked;
+    return Status::ok();
+  }
   REPRO_RETURN_IF_ERROR(os::set_siginfo(t.tid, info));
   // Single-step into the handler so the thread is stopped again before it
   // runs on: its next event (maybe a preemption) must find it parked.
@@ -315,12 +326,24 @@ Status ReplaySession::start() {
   t.where = ReplayThread::Where::kParked;
   threads_[t.index] = t;
 
-  REPRO_ASSIGN_OR_RETURN(os::ExecAuxv auxv, os::patch_exec_auxv(pid));
+  return restore_exec_state(threads_[t.index], exec);
+}
+
+Status ReplaySession::restore_exec_state(ReplayThread& t, const format::Event& exec) {
+  REPRO_ASSIGN_OR_RETURN(os::ExecAuxv auxv, os::patch_exec_auxv(t.tid));
   if (exec.random_bytes.size() != auxv.random_bytes.size()) {
-    return Status::error(StatusCode::kCorruption, "exec event has a bad AT_RANDOM length");
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("event #{} has a bad AT_RANDOM length", event_index_));
   }
-  return os::write_memory(pid, auxv.random_address, exec.random_bytes.data(),
-                          exec.random_bytes.size());
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, auxv.random_address, exec.random_bytes.data(),
+                                         exec.random_bytes.size()));
+  // The new stack holds the path execve was given: put back the recorded
+  // one in place of the same-length replay path.
+  if (auxv.execfn_address != 0) {
+    REPRO_RETURN_IF_ERROR(
+        os::write_memory(t.tid, auxv.execfn_address, exec.path.data(), exec.path.size()));
+  }
+  return Status::ok();
 }
 
 Result<ReplayOutcome> ReplaySession::run() {
@@ -491,13 +514,7 @@ Status ReplaySession::on_exec(const format::Event& event) {
     }
     stashed_stops_[tid].push_back(status);
   }
-  REPRO_ASSIGN_OR_RETURN(os::ExecAuxv auxv, os::patch_exec_auxv(t.tid));
-  if (event.random_bytes.size() != auxv.random_bytes.size()) {
-    return Status::error(StatusCode::kCorruption,
-                         fmt::format("event #{} has a bad AT_RANDOM length", event_index_));
-  }
-  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, auxv.random_address, event.random_bytes.data(),
-                                         event.random_bytes.size()));
+  REPRO_RETURN_IF_ERROR(restore_exec_state(t, event));
   return resume(t, PTRACE_SYSCALL);
 }
 

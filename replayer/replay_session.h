@@ -94,6 +94,7 @@ class ReplaySession {
   Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info);
   Status settle_after_step(ReplayThread& t);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
+  Status restore_exec_state(ReplayThread& t, const format::Event& exec);
   Status write_exec_path(ReplayThread& t, const format::Event& event, uint64_t filename_address);
 
   ReplayThread& thread(uint32_t index);

@@ -448,8 +448,10 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     event_.args = t.args;
     event_.syscall_flags = format::kSyscallExecuted;
     REPRO_RETURN_IF_ERROR(log(event_));
+    // The thread keeps the CPU until it is gone: the kernel clears its
+    // CLONE_CHILD_CLEARTID word on the way out, which a joining thread
+    // reads, so nothing else may run until then.
     t.state = Thread::State::kExiting;
-    release_cpu(t);
     if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
       return os::ptrace_error(errno, "resuming exit", t.tid);
     }
@@ -606,7 +608,17 @@ Status RecordSession::on_exit_event(Thread& t) {
   }
   t.state = Thread::State::kExiting;
   std::erase(ready_, t.tid);
-  release_cpu(t);
+  // A thread group leader is reaped only after its last thread, so it
+  // cannot hold the CPU until then; any other thread holds it until reaped.
+  bool leader_with_threads = false;
+  if (t.tid == t.pid) {
+    for (const auto& [tid, other] : threads_) {
+      leader_with_threads |= other->pid == t.pid && tid != t.tid;
+    }
+  }
+  if (current_ != t.tid || leader_with_threads) {
+    release_cpu(t);
+  }
   if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0 && errno != ESRCH) {
     return os::ptrace_error(errno, "resuming an exiting thread", t.tid);
   }

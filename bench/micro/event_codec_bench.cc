@@ -65,8 +65,8 @@ std::vector<Event> make_stream(bool mixed) {
       event.result = 0;
       clock_ns += 1000 + next_random(&rng) % 5000;
       uint64_t timespec[2] = {clock_ns / 1'000'000'000, clock_ns % 1'000'000'000};
-      event.writes.push_back({event.args[1], std::string(reinterpret_cast<const char*>(timespec),
-                                                         sizeof(timespec))});
+      event.writes.push_back(
+          {event.args[1], std::string(reinterpret_cast<const char*>(timespec), sizeof(timespec))});
     }
     events.push_back(std::move(event));
   }

@@ -55,8 +55,6 @@ void ContentHasher::update(const void* bytes, size_t length) {
   XXH3_128bits_update(state_->xxh, bytes, length);
 }
 
-std::string ContentHasher::content_id() const {
-  return hex_of(XXH3_128bits_digest(state_->xxh));
-}
+std::string ContentHasher::content_id() const { return hex_of(XXH3_128bits_digest(state_->xxh)); }
 
 }  // namespace repro::format

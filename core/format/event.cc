@@ -30,16 +30,26 @@ void Event::clear() {
 
 const char* event_kind_name(EventKind kind) {
   switch (kind) {
-    case EventKind::kSyscall: return "syscall";
-    case EventKind::kSyscallEntered: return "syscall-entered";
-    case EventKind::kSignal: return "signal";
-    case EventKind::kPreempt: return "preempt";
-    case EventKind::kRdtsc: return "rdtsc";
-    case EventKind::kThreadStart: return "thread-start";
-    case EventKind::kExec: return "exec";
-    case EventKind::kThreadExit: return "thread-exit";
-    case EventKind::kMappedFile: return "mapped-file";
-    case EventKind::kSyscallBatch: return "syscall-batch";
+    case EventKind::kSyscall:
+      return "syscall";
+    case EventKind::kSyscallEntered:
+      return "syscall-entered";
+    case EventKind::kSignal:
+      return "signal";
+    case EventKind::kPreempt:
+      return "preempt";
+    case EventKind::kRdtsc:
+      return "rdtsc";
+    case EventKind::kThreadStart:
+      return "thread-start";
+    case EventKind::kExec:
+      return "exec";
+    case EventKind::kThreadExit:
+      return "thread-exit";
+    case EventKind::kMappedFile:
+      return "mapped-file";
+    case EventKind::kSyscallBatch:
+      return "syscall-batch";
   }
   return "unknown";
 }

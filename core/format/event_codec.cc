@@ -14,18 +14,21 @@ namespace {
 // Kind byte layout (docs/trace-format.md, "Events").
 constexpr uint8_t kKindMask = 0x0F;
 constexpr uint8_t kThreadFollows = 0x10;
-constexpr uint8_t kArgsFollow = 0x20;      // syscall kinds only
-constexpr uint8_t kWritesFollow = 0x40;    // kSyscall only
-constexpr uint8_t kFlagsFollow = 0x80;     // kSyscall only
-constexpr uint8_t kArgsMaskBits = 0x3F;    // one bit per argument
+constexpr uint8_t kArgsFollow = 0x20;    // syscall kinds only
+constexpr uint8_t kWritesFollow = 0x40;  // kSyscall only
+constexpr uint8_t kFlagsFollow = 0x80;   // kSyscall only
+constexpr uint8_t kArgsMaskBits = 0x3F;  // one bit per argument
 
 // Flag bits each kind may carry; anything else in the kind byte is
 // corruption.
 uint8_t allowed_flags(EventKind kind) {
   switch (kind) {
-    case EventKind::kSyscall: return kThreadFollows | kArgsFollow | kWritesFollow | kFlagsFollow;
-    case EventKind::kSyscallEntered: return kThreadFollows | kArgsFollow;
-    default: return kThreadFollows;
+    case EventKind::kSyscall:
+      return kThreadFollows | kArgsFollow | kWritesFollow | kFlagsFollow;
+    case EventKind::kSyscallEntered:
+      return kThreadFollows | kArgsFollow;
+    default:
+      return kThreadFollows;
   }
 }
 
@@ -38,16 +41,19 @@ inline size_t string_bound(const std::string& s) { return kMaxVarint64Bytes + s.
 // uses. The fixed part covers the kind byte, thread, syscall number, args
 // mask and six args, result, flags and the write count.
 size_t encoded_bound(const Event& event) {
-  size_t bound = 1 + 5 + 5 + 1 + 6 * kMaxVarint64Bytes + kMaxVarint64Bytes + 5 +
-                 kMaxVarint64Bytes;
+  size_t bound = 1 + 5 + 5 + 1 + 6 * kMaxVarint64Bytes + kMaxVarint64Bytes + 5 + kMaxVarint64Bytes;
   switch (event.kind) {
     case EventKind::kSyscall:
       for (const MemoryWrite& write : event.writes) {
         bound += 2 * kMaxVarint64Bytes + write.bytes.size();
       }
       break;
-    case EventKind::kSignal: bound += string_bound(event.signal_info); break;
-    case EventKind::kPreempt: bound += string_bound(event.registers) + 16; break;
+    case EventKind::kSignal:
+      bound += string_bound(event.signal_info);
+      break;
+    case EventKind::kPreempt:
+      bound += string_bound(event.registers) + 16;
+      break;
     case EventKind::kExec:
       bound += string_bound(event.path) + string_bound(event.content_id) +
                string_bound(event.random_bytes);
@@ -55,8 +61,11 @@ size_t encoded_bound(const Event& event) {
     case EventKind::kMappedFile:
       bound += string_bound(event.path) + string_bound(event.content_id);
       break;
-    case EventKind::kSyscallBatch: bound += string_bound(event.data); break;
-    default: break;
+    case EventKind::kSyscallBatch:
+      bound += string_bound(event.data);
+      break;
+    default:
+      break;
   }
   return bound;
 }
@@ -113,8 +122,8 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
         kind |= kWritesFollow;
         p = put_varint64(p, event.writes.size());
         for (const MemoryWrite& write : event.writes) {
-          p = put_varint64(p, zigzag_encode(static_cast<int64_t>(
-                                  write.address - state.previous_write_address)));
+          p = put_varint64(
+              p, zigzag_encode(static_cast<int64_t>(write.address - state.previous_write_address)));
           state.previous_write_address = write.address;
           p = put_bytes(p, write.bytes);
         }
@@ -188,9 +197,7 @@ void ByteBuffer::reserve(size_t capacity) {
   capacity_ = capacity;
 }
 
-void ByteBuffer::grow(size_t extra) {
-  reserve(std::max(size_ + extra, capacity_ + capacity_ / 2));
-}
+void ByteBuffer::grow(size_t extra) { reserve(std::max(size_ + extra, capacity_ + capacity_ / 2)); }
 
 void ByteBuffer::append(const void* bytes, size_t length) {
   uint8_t* p = reserve_extra(length);
@@ -204,10 +211,9 @@ void ByteBuffer::append(const void* bytes, size_t length) {
 // FrameEncoder
 
 void FrameEncoder::begin(uint64_t first_event_index) {
+  // The buffer keeps its capacity across frames: after the first frame
+  // (geometric growth up to about kFrameRawBytes) nothing is allocated.
   buffer_.clear();
-  // Sized once for a full frame plus one typical event, so the steady state
-  // never reallocates.
-  buffer_.reserve(kFrameRawBytes + 4096);
   uint8_t* p = buffer_.reserve_extra(kFramePrologueBytes);
   std::memset(p, 0, kFramePrologueBytes);
   buffer_.set_size(kFramePrologueBytes);
@@ -389,10 +395,10 @@ bool FrameDecoder::decode_event(Event* event) {
   EventKind kind = static_cast<EventKind>(kind_value);
   uint8_t flags = kind_byte & ~kKindMask;
   if ((flags & ~allowed_flags(kind)) != 0) {
-    error_ = fmt::format("event {} (byte {} of the frame content): flags 0x{:02x} not allowed on a "
-                         "{} event",
-                         first_event_index_ + events_decoded_, event_start_ - begin_, flags,
-                         event_kind_name(kind));
+    error_ = fmt::format(
+        "event {} (byte {} of the frame content): flags 0x{:02x} not allowed on a "
+        "{} event",
+        first_event_index_ + events_decoded_, event_start_ - begin_, flags, event_kind_name(kind));
     return false;
   }
 
@@ -454,8 +460,8 @@ bool FrameDecoder::decode_event(Event* event) {
       break;
     case EventKind::kPreempt:
       REPRO_DECODE(bytes(&event->registers, "registers length"));
-      REPRO_DECODE(fixed64(&event->extended_registers_hash,
-                           "bytes end inside the extended registers hash"));
+      REPRO_DECODE(
+          fixed64(&event->extended_registers_hash, "bytes end inside the extended registers hash"));
       REPRO_DECODE(fixed64(&event->memory_hash, "bytes end inside the memory hash"));
       break;
     case EventKind::kRdtsc:

@@ -51,9 +51,7 @@ class ByteBuffer {
   size_t size() const { return size_; }
   size_t capacity() const { return capacity_; }
   bool empty() const { return size_ == 0; }
-  std::string_view view() const {
-    return {reinterpret_cast<const char*>(data_.get()), size_};
-  }
+  std::string_view view() const { return {reinterpret_cast<const char*>(data_.get()), size_}; }
 
   /// Drops the content, keeps the capacity.
   void clear() { size_ = 0; }

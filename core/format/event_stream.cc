@@ -1,11 +1,10 @@
 #include "core/format/event_stream.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <lz4frame.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -44,12 +43,11 @@ Status compress_frame(std::string_view content, ByteBuffer* out) {
   size_t bound = LZ4F_compressFrameBound(content.size(), &preferences);
   out->clear();
   uint8_t* dst = out->reserve_extra(bound);
-  size_t written =
-      LZ4F_compressFrame(dst, bound, content.data(), content.size(), &preferences);
+  size_t written = LZ4F_compressFrame(dst, bound, content.data(), content.size(), &preferences);
   if (LZ4F_isError(written)) {
     return Status::error(StatusCode::kIoError,
-                         fmt::format("lz4 frame compression of {} bytes failed: {}",
-                                     content.size(), LZ4F_getErrorName(written)));
+                         fmt::format("lz4 frame compression of {} bytes failed: {}", content.size(),
+                                     LZ4F_getErrorName(written)));
   }
   out->set_size(written);
   return Status::ok();
@@ -100,9 +98,9 @@ Status FileByteSource::read_at(uint64_t offset, uint8_t* dst, size_t length) {
       return Status::from_errno(errno, fmt::format("reading '{}' at offset {}", path_, offset));
     }
     if (n == 0) {
-      return Status::error(StatusCode::kIoError,
-                           fmt::format("'{}' shrank while being read (end of file at offset {})",
-                                       path_, offset));
+      return Status::error(
+          StatusCode::kIoError,
+          fmt::format("'{}' shrank while being read (end of file at offset {})", path_, offset));
     }
     dst += n;
     offset += static_cast<uint64_t>(n);
@@ -174,7 +172,9 @@ Result<EventStreamReader::FrameLoad> EventStreamReader::load_frame() {
     if (std::memcmp(p, magic_bytes, available) == 0) {
       return truncated();
     }
-    return frame_error(start, fmt::format("{} bytes of garbage after the last frame", available));
+    return frame_error(start, fmt::format("{} trailing bytes that are not an lz4 frame (garbage "
+                                          "after the last frame?)",
+                                          available));
   }
   uint32_t magic = load_fixed32(p);
   if (magic != kLz4FrameMagic) {
@@ -187,8 +187,8 @@ Result<EventStreamReader::FrameLoad> EventStreamReader::load_frame() {
   }
   size_t header_bytes = LZ4F_headerSize(p, available);
   if (LZ4F_isError(header_bytes)) {
-    return frame_error(start, fmt::format("bad lz4 frame header: {}",
-                                          LZ4F_getErrorName(header_bytes)));
+    return frame_error(start,
+                       fmt::format("bad lz4 frame header: {}", LZ4F_getErrorName(header_bytes)));
   }
   if (available < header_bytes) {
     return truncated();
@@ -218,14 +218,15 @@ Result<EventStreamReader::FrameLoad> EventStreamReader::load_frame() {
   if (info.frameType != LZ4F_frame || info.blockMode != LZ4F_blockIndependent ||
       info.blockChecksumFlag != LZ4F_blockChecksumEnabled ||
       info.contentChecksumFlag != LZ4F_contentChecksumEnabled || info.dictID != 0) {
-    return frame_error(start, "lz4 frame options differ from what repro writes (independent "
-                              "blocks, block and content checksums, no dictionary)");
+    return frame_error(start,
+                       "lz4 frame options differ from what repro writes (independent "
+                       "blocks, block and content checksums, no dictionary)");
   }
   if (info.contentSize < kFramePrologueBytes || info.contentSize > kMaxFrameRawBytes) {
-    return frame_error(start, fmt::format("lz4 frame declares {} content bytes, outside "
-                                          "[{}, {}]",
-                                          info.contentSize, kFramePrologueBytes,
-                                          kMaxFrameRawBytes));
+    return frame_error(start,
+                       fmt::format("lz4 frame declares {} content bytes, outside "
+                                   "[{}, {}]",
+                                   info.contentSize, kFramePrologueBytes, kMaxFrameRawBytes));
   }
   const size_t content_bytes = static_cast<size_t>(info.contentSize);
   uint64_t position = start + consumed;
@@ -244,14 +245,13 @@ Result<EventStreamReader::FrameLoad> EventStreamReader::load_frame() {
     if (content_.capacity() - produced < kLz4BlockBytes) {
       size_t limit = content_bytes + kLz4BlockBytes;
       if (content_.capacity() < limit) {
-        content_.reserve(std::min(limit, std::max(content_.capacity() * 2,
-                                                  produced + 2 * kLz4BlockBytes)));
+        content_.reserve(
+            std::min(limit, std::max(content_.capacity() * 2, produced + 2 * kLz4BlockBytes)));
       }
     }
     size_t dst_bytes = content_.capacity() - produced;
     size_t src_bytes = in_available;
-    rc = LZ4F_decompress(dctx_, content_.data() + produced, &dst_bytes, src, &src_bytes,
-                         nullptr);
+    rc = LZ4F_decompress(dctx_, content_.data() + produced, &dst_bytes, src, &src_bytes, nullptr);
     if (LZ4F_isError(rc)) {
       return frame_error(start, fmt::format("lz4 decompression failed at byte offset {}: {}",
                                             position, LZ4F_getErrorName(rc)));

@@ -114,15 +114,15 @@ class EventStreamReader {
   std::string name_;
   LZ4F_dctx_s* dctx_ = nullptr;
 
-  ByteBuffer input_;             // bytes [input_offset_, input_offset_ + input_.size())
+  ByteBuffer input_;  // bytes [input_offset_, input_offset_ + input_.size())
   uint64_t input_offset_ = 0;
-  ByteBuffer content_;           // decompressed content of the current frame
+  ByteBuffer content_;  // decompressed content of the current frame
   FrameDecoder decoder_;
   bool have_frame_ = false;
   bool ended_ = false;
   Status error_;
 
-  uint64_t frame_offset_ = 0;    // byte offset of the current frame
+  uint64_t frame_offset_ = 0;  // byte offset of the current frame
   uint64_t frame_first_event_ = 0;
   uint64_t valid_bytes_ = 0;
   uint64_t events_read_ = 0;

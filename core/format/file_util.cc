@@ -1,10 +1,9 @@
 #include "core/format/file_util.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <cerrno>
 
@@ -43,13 +42,12 @@ Status write_all(int fd, const void* bytes, size_t length, const std::string& wh
   return Status::ok();
 }
 
-Status write_file_atomic(const std::string& dir, const std::string& name,
-                         std::string_view content, unsigned mode) {
+Status write_file_atomic(const std::string& dir, const std::string& name, std::string_view content,
+                         unsigned mode) {
   std::string final_path = join_path(dir, name);
-  std::string temp_path =
-      join_path(dir, fmt::format("{}{}-{}", kTempFilePrefix, name, ::getpid()));
+  std::string temp_path = join_path(dir, fmt::format("{}{}-{}", kTempFilePrefix, name, ::getpid()));
   ScopedFd fd(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                      static_cast<mode_t>(mode)));
+                     static_cast<mode_t>(mode)));
   if (!fd.valid()) {
     return Status::from_errno(errno, fmt::format("creating '{}'", temp_path));
   }
@@ -86,9 +84,9 @@ Result<std::string> read_small_file(const std::string& path, size_t max_bytes) {
     return Status::error(StatusCode::kCorruption, fmt::format("'{}' is not a regular file", path));
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return Status::error(StatusCode::kCorruption,
-                         fmt::format("'{}' is {} bytes, more than the {} allowed", path,
-                                     st.st_size, max_bytes));
+    return Status::error(
+        StatusCode::kCorruption,
+        fmt::format("'{}' is {} bytes, more than the {} allowed", path, st.st_size, max_bytes));
   }
   std::string content;
   content.resize(static_cast<size_t>(st.st_size));

@@ -23,8 +23,8 @@ Status write_all(int fd, const void* bytes, size_t length, const std::string& wh
 /// Writes `content` to DIR/.tmp-NAME-PID, fsyncs it, then renames it to
 /// DIR/NAME, so readers see either the old file or the whole new one.
 /// The file gets permission bits `mode`.
-Status write_file_atomic(const std::string& dir, const std::string& name,
-                         std::string_view content, unsigned mode = 0644);
+Status write_file_atomic(const std::string& dir, const std::string& name, std::string_view content,
+                         unsigned mode = 0644);
 
 /// Reads a whole file of at most `max_bytes`. Errors: not_found if absent,
 /// corruption if larger than max_bytes, io_error otherwise.

@@ -108,8 +108,7 @@ Result<std::string> bytes_from_json(const Json& value, const std::string& key) {
   if (value.is_string()) {
     return value.get<std::string>();
   }
-  if (value.is_object() && value.size() == 1 && value.contains("hex") &&
-      value["hex"].is_string()) {
+  if (value.is_object() && value.size() == 1 && value.contains("hex") && value["hex"].is_string()) {
     const std::string& hex = value["hex"].get_ref<const std::string&>();
     if (hex.size() % 2 != 0) {
       return field_error(key, "has an odd number of hex digits");
@@ -165,8 +164,7 @@ Status get_u32(const Json& object, const std::string& key, uint32_t* out) {
   return Status::ok();
 }
 
-Status get_bytes_list(const Json& object, const std::string& key,
-                          std::vector<std::string>* out) {
+Status get_bytes_list(const Json& object, const std::string& key, std::vector<std::string>* out) {
   const Json* value = find_field(object, key);
   if (value == nullptr) {
     return field_error(key, "is missing");
@@ -198,17 +196,31 @@ Result<Json> parse_object(const std::string& text, const char* what) {
   }
   const Json* magic = find_field(root, "magic");
   if (magic == nullptr || !magic->is_string() || magic->get<std::string>() != kHeaderMagic) {
-    return Status::error(StatusCode::kCorruption,
-                         fmt::format("{} lacks \"magic\": \"{}\": not a repro trace {}", what,
-                                     kHeaderMagic, what));
+    return Status::error(
+        StatusCode::kCorruption,
+        fmt::format("{} lacks \"magic\": \"{}\": not a repro trace {}", what, kHeaderMagic, what));
   }
   return root;
 }
 
-Result<TraceHeader> parse_header(const std::string& text) {
+Status version_mismatch(uint32_t version) {
+  const bool too_new = version > kTraceFormatVersion;
+  return Status::error(
+      StatusCode::kVersionMismatch,
+      fmt::format("trace format version {} is too {}: this repro reads version {} only{}", version,
+                  too_new ? "new" : "old", kTraceFormatVersion,
+                  too_new ? " (the trace was recorded by a newer repro; use that one)"
+                          : " (the trace was recorded by an older repro; replay it with that one "
+                            "or record it again)"));
+}
+
+Result<TraceHeader> parse_header(const std::string& text, bool check_version) {
   REPRO_ASSIGN_OR_RETURN(Json root, parse_object(text, "header"));
   TraceHeader header;
   REPRO_RETURN_IF_ERROR(get_u32(root, "format_version", &header.format_version));
+  if (check_version && header.format_version != kTraceFormatVersion) {
+    return version_mismatch(header.format_version);
+  }
   REPRO_RETURN_IF_ERROR(get_bytes(root, "arch", &header.arch));
   const Json* cpu = find_field(root, "cpu");
   if (cpu == nullptr || !cpu->is_object()) {
@@ -267,7 +279,15 @@ std::string header_to_json(const TraceHeader& header) {
 
 Result<TraceHeader> header_from_json(const std::string& text) {
   try {
-    return parse_header(text);
+    return parse_header(text, /*check_version=*/false);
+  } catch (const std::exception& e) {
+    return Status::error(StatusCode::kCorruption, fmt::format("header: {}", e.what()));
+  }
+}
+
+Result<TraceHeader> header_from_json_checked(const std::string& text) {
+  try {
+    return parse_header(text, /*check_version=*/true);
   } catch (const std::exception& e) {
     return Status::error(StatusCode::kCorruption, fmt::format("header: {}", e.what()));
   }
@@ -299,9 +319,9 @@ Result<TraceTrailer> trailer_from_json(const std::string& text) {
     uint32_t version = 0;
     REPRO_RETURN_IF_ERROR(get_u32(root, "format_version", &version).context("trailer"));
     if (version != kTraceFormatVersion) {
-      return Status::error(StatusCode::kCorruption,
-                           fmt::format("trailer has format version {}, expected {}", version,
-                                       kTraceFormatVersion));
+      return Status::error(
+          StatusCode::kCorruption,
+          fmt::format("trailer has format version {}, expected {}", version, kTraceFormatVersion));
     }
     TraceTrailer trailer;
     REPRO_RETURN_IF_ERROR(get_u64(root, "event_count", &trailer.event_count).context("trailer"));

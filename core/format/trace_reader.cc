@@ -1,8 +1,7 @@
 #include "core/format/trace_reader.h"
 
-#include <sys/stat.h>
-
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 
@@ -55,29 +54,17 @@ Status TraceReader::Impl::open() {
   if (!header_text.is_ok()) {
     if (header_text.status().code() == StatusCode::kNotFound) {
       if (complete || incomplete) {
-        return Status::error(StatusCode::kCorruption,
-                             fmt::format("'{}' is missing", header_path));
+        return Status::error(StatusCode::kCorruption, fmt::format("'{}' is missing", header_path));
       }
       return Status::error(StatusCode::kNotFound, "not a repro trace (no header file)");
     }
     return header_text.status();
   }
-  Result<uint32_t> version = header_format_version(header_text.value());
-  if (!version.is_ok()) {
-    return version.status().context(fmt::format("'{}'", header_path));
-  }
-  if (version.value() != kTraceFormatVersion) {
-    const bool too_new = version.value() > kTraceFormatVersion;
-    return Status::error(
-        StatusCode::kVersionMismatch,
-        fmt::format("trace format version {} is too {}: this repro reads version {} only{}",
-                    version.value(), too_new ? "new" : "old", kTraceFormatVersion,
-                    too_new ? " (the trace was recorded by a newer repro; use that one)"
-                            : " (the trace was recorded by an older repro; replay it with that "
-                              "one or record it again)"));
-  }
-  Result<TraceHeader> header = header_from_json(header_text.value());
+  Result<TraceHeader> header = header_from_json_checked(header_text.value());
   if (!header.is_ok()) {
+    if (header.status().code() == StatusCode::kVersionMismatch) {
+      return header.status();
+    }
     return header.status().context(fmt::format("'{}'", header_path));
   }
   header_ = std::move(header).value();
@@ -90,9 +77,9 @@ Status TraceReader::Impl::open() {
     Result<std::string> trailer_text = read_small_file(trailer_path, kMaxMetadataFileBytes);
     if (!trailer_text.is_ok()) {
       if (trailer_text.status().code() == StatusCode::kNotFound) {
-        return Status::error(StatusCode::kCorruption,
-                             fmt::format("the trace is marked complete but '{}' is missing",
-                                         trailer_path));
+        return Status::error(
+            StatusCode::kCorruption,
+            fmt::format("the trace is marked complete but '{}' is missing", trailer_path));
       }
       return trailer_text.status();
     }
@@ -110,9 +97,9 @@ Status TraceReader::Impl::open() {
       return source.status();
     }
     if (complete) {
-      return Status::error(StatusCode::kCorruption,
-                           fmt::format("the trace is marked complete but '{}' is missing",
-                                       events_path_));
+      return Status::error(
+          StatusCode::kCorruption,
+          fmt::format("the trace is marked complete but '{}' is missing", events_path_));
     }
     // Killed between creating the marker and the events file: no events.
     source_ = std::make_unique<MemoryByteSource>(std::string_view());
@@ -148,11 +135,11 @@ Status TraceReader::Impl::check_complete_end() const {
                                      events_path_, valid, trailer_.events_bytes, total));
   }
   if (stream_->events_read() != trailer_.event_count) {
-    return Status::error(StatusCode::kCorruption,
-                         fmt::format("'{}' holds {} events, but the trailer says {} (end at byte "
-                                     "offset {})",
-                                     events_path_, stream_->events_read(), trailer_.event_count,
-                                     valid));
+    return Status::error(
+        StatusCode::kCorruption,
+        fmt::format("'{}' holds {} events, but the trailer says {} (end at byte "
+                    "offset {})",
+                    events_path_, stream_->events_read(), trailer_.event_count, valid));
   }
   return Status::ok();
 }
@@ -206,9 +193,9 @@ bool TraceReader::truncated() const { return impl_->stream_->truncated(); }
 
 Result<std::string> TraceReader::file_path(const std::string& content_id) const {
   if (!is_valid_content_id(content_id)) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         fmt::format("'{}' is not a content id (32 lowercase hex digits)",
-                                     content_id));
+    return Status::error(
+        StatusCode::kInvalidArgument,
+        fmt::format("'{}' is not a content id (32 lowercase hex digits)", content_id));
   }
   std::string path = join_path(join_path(impl_->dir_, kFilesDirName), content_id);
   if (!path_exists(path)) {

@@ -2,11 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <cerrno>
 
@@ -78,7 +77,9 @@ class TraceWriter::Impl {
   Status finish();
   uint64_t event_count() const { return event_count_; }
   const std::string& dir() const { return dir_; }
-  bool needs_flush_on_destruction() const { return !finished_ && error_.is_ok() && events_fd_.valid(); }
+  bool needs_flush_on_destruction() const {
+    return !finished_ && error_.is_ok() && events_fd_.valid();
+  }
 
  private:
   // Makes `status` the sticky error and returns it.
@@ -125,8 +126,7 @@ Status TraceWriter::Impl::create(const TraceHeader& header) {
   files_device_ = st.st_dev;
 
   std::string marker_path = join_path(dir_, kIncompleteMarkerName);
-  marker_fd_.reset(
-      ::open(marker_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  marker_fd_.reset(::open(marker_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!marker_fd_.valid()) {
     return Status::from_errno(errno, fmt::format("creating '{}'", marker_path));
   }
@@ -135,8 +135,8 @@ Status TraceWriter::Impl::create(const TraceHeader& header) {
     return Status::from_errno(errno, fmt::format("locking '{}'", marker_path));
   }
 
-  events_fd_.reset(::open(events_path_.c_str(),
-                          O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644));
+  events_fd_.reset(
+      ::open(events_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644));
   if (!events_fd_.valid()) {
     return Status::from_errno(errno, fmt::format("creating '{}'", events_path_));
   }
@@ -279,8 +279,7 @@ Result<std::string> TraceWriter::Impl::store_file(const std::string& path) {
   // not whatever PATH names now.
   if (st.st_dev == files_device_ && (st.st_mode & 0222) == 0) {
     std::string fd_path = fmt::format("/proc/self/fd/{}", source.get());
-    if (::linkat(AT_FDCWD, fd_path.c_str(), AT_FDCWD, final_path.c_str(), AT_SYMLINK_FOLLOW) ==
-            0 ||
+    if (::linkat(AT_FDCWD, fd_path.c_str(), AT_FDCWD, final_path.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
         errno == EEXIST) {
       return id;
     }
@@ -320,8 +319,8 @@ Status TraceWriter::Impl::finish() {
   std::string incomplete = join_path(dir_, kIncompleteMarkerName);
   std::string complete = join_path(dir_, kCompleteMarkerName);
   if (::rename(incomplete.c_str(), complete.c_str()) != 0) {
-    return fail(Status::from_errno(errno,
-                                   fmt::format("renaming '{}' to '{}'", incomplete, complete)));
+    return fail(
+        Status::from_errno(errno, fmt::format("renaming '{}' to '{}'", incomplete, complete)));
   }
   status = fsync_directory(files_dir_);
   if (status.is_ok()) {

@@ -38,6 +38,8 @@ Result<ExecAuxv> patch_exec_auxv(pid_t tid) {
       REPRO_RETURN_IF_ERROR(write_memory(tid, cursor, &ignore, 8));
     } else if (entry[0] == AT_RANDOM) {
       result.random_address = entry[1];
+    } else if (entry[0] == AT_EXECFN) {
+      result.execfn_address = entry[1];
     }
     cursor += sizeof entry;
   }

@@ -17,6 +17,7 @@ namespace repro::os {
 struct ExecAuxv {
   uint64_t random_address = 0;  // where AT_RANDOM points
   std::string random_bytes;     // the 16 bytes there
+  uint64_t execfn_address = 0;  // where AT_EXECFN points: the path given to execve
 };
 
 /// Hides the vDSO and returns the AT_RANDOM location and bytes.

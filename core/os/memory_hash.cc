@@ -21,6 +21,7 @@ Result<uint64_t> hash_writable_memory(pid_t pid) {
   XXH3_64bits_reset(state);
   std::vector<char> buffer(1 << 20);
   char line[512];
+  unsigned long previous_end = 0;
   while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
     unsigned long start = 0;
     unsigned long end = 0;
@@ -31,7 +32,12 @@ Result<uint64_t> hash_writable_memory(pid_t pid) {
     if (std::strstr(line, "[vvar") != nullptr || std::strstr(line, "[vsyscall]") != nullptr) {
       continue;
     }
-    XXH3_64bits_update(state, &start, sizeof start);
+    // Replay maps files as anonymous memory, which the kernel may merge
+    // with a neighbour: hash contiguous runs, not the mappings' boundaries.
+    if (start != previous_end) {
+      XXH3_64bits_update(state, &start, sizeof start);
+    }
+    previous_end = end;
     for (unsigned long at = start; at < end;) {
       size_t n = std::min<unsigned long>(buffer.size(), end - at);
       iovec local{buffer.data(), n};

@@ -177,4 +177,31 @@ Status write_memory_forced(pid_t pid, uint64_t address, const void* data, size_t
   return Status::ok();
 }
 
+Result<SignalDisposition> signal_disposition(pid_t tid, int signal) {
+  std::string path = fmt::format("/proc/{}/status", tid);
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return ptrace_error(errno == ENOENT ? ESRCH : errno, "reading signal dispositions", tid);
+  }
+  std::string text(8192, '\0');
+  ssize_t n = read(fd.get(), text.data(), text.size());
+  if (n <= 0) {
+    return ptrace_error(n < 0 ? errno : EIO, "reading signal dispositions", tid);
+  }
+  text.resize(static_cast<size_t>(n));
+  auto mask = [&](const char* key) -> uint64_t {
+    size_t at = text.find(key);
+    return at == std::string::npos ? 0 : std::strtoull(text.c_str() + at + std::strlen(key), nullptr, 16);
+  };
+  uint64_t bit = uint64_t{1} << (signal - 1);
+  if (mask("SigCgt:\t") & bit) {
+    return SignalDisposition::kCaught;
+  }
+  bool ignored_by_default = signal == SIGCHLD || signal == SIGURG || signal == SIGWINCH;
+  if ((mask("SigIgn:\t") & bit) || ignored_by_default) {
+    return SignalDisposition::kIgnored;
+  }
+  return SignalDisposition::kDefault;
+}
+
 }  // namespace repro::os

@@ -40,6 +40,12 @@ Status write_memory(pid_t tid, uint64_t address, const void* data, size_t length
 /// executable private mappings; fast for large ranges.
 Status write_memory_forced(pid_t pid, uint64_t address, const void* data, size_t length);
 
+enum class SignalDisposition { kCaught, kIgnored, kDefault };
+/// What delivering `signal` to `tid` would do: run a handler, nothing (set
+/// to SIG_IGN, or ignored by default), or the default action (terminate,
+/// stop). Read from /proc/TID/status.
+Result<SignalDisposition> signal_disposition(pid_t tid, int signal);
+
 /// Status for a failed ptrace call: kTraceeDied for ESRCH, io_error otherwise.
 Status ptrace_error(int errnum, const char* what, pid_t tid);
 

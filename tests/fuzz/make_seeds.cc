@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   header.cpu = {"GenuineIntel", 6, 85, 7, "fffa3203:178bfbff:d19f4fbb:0040069c:bc000400"};
   header.argv.push_back("\xff\xfe");
   ok &= write(dir, "header.json", repro::format::header_to_json(header));
-  ok &= write(dir, "trailer.json", repro::format::trailer_to_json({80, frame0.size() + frame1.size()}));
+  ok &= write(dir, "trailer.json",
+              repro::format::trailer_to_json({80, frame0.size() + frame1.size()}));
   return ok ? 0 : 1;
 }

@@ -1,7 +1,6 @@
 #include "core/format/event_codec.h"
 
 #include <catch2/catch.hpp>
-
 #include <climits>
 #include <limits>
 #include <vector>
@@ -107,7 +106,8 @@ std::vector<Event> one_of_each_kind() {
   e.thread = 8;
   e.path = "/usr/bin/env";
   e.content_id = "00112233445566778899aabbccddeeff";
-  e.random_bytes = std::string("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f", 16);
+  e.random_bytes =
+      std::string("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f", 16);
   events.push_back(e);
 
   e = Event{};
@@ -138,8 +138,7 @@ TEST_CASE("every event kind round-trips with every field populated", "[format][r
   CHECK(round_trip(events) == events);
 }
 
-TEST_CASE("64-bit extremes, negative values and empty strings round-trip",
-          "[format][roundtrip]") {
+TEST_CASE("64-bit extremes, negative values and empty strings round-trip", "[format][roundtrip]") {
   std::vector<Event> events;
   Event e;
   e.kind = EventKind::kSyscall;

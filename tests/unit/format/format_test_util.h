@@ -5,11 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "core/format/event.h"
 #include "core/format/trace_header.h"
@@ -59,8 +62,9 @@ class Rng {
   uint64_t below(uint64_t bound) { return next() % bound; }
   std::string bytes(size_t length) {
     std::string out(length, '\0');
-    for (auto& c : out) {
-      c = static_cast<char>(next());
+    for (size_t i = 0; i < length; i += 8) {
+      uint64_t word = next();
+      std::memcpy(out.data() + i, &word, std::min<size_t>(8, length - i));
     }
     return out;
   }
@@ -131,6 +135,30 @@ inline void make_event(uint64_t index, Event* event) {
     event->data = rng.bytes(rng.below(300));
   }
 }
+
+/// make_event(index) for index < capacity, each generated once on first use
+/// (the generator is slow under sanitizers, and corruption tests compare the
+/// same events thousands of times).
+class ExpectedEvents {
+ public:
+  explicit ExpectedEvents(uint64_t capacity) : capacity_(capacity) {}
+  /// The INDEX-th event; generated into *scratch when beyond the capacity.
+  const Event& at(uint64_t index, Event* scratch) {
+    if (index >= capacity_) {
+      make_event(index, scratch);
+      return *scratch;
+    }
+    while (events_.size() <= index) {
+      events_.emplace_back();
+      make_event(events_.size() - 1, &events_.back());
+    }
+    return events_[index];
+  }
+
+ private:
+  uint64_t capacity_;
+  std::vector<Event> events_;
+};
 
 inline TraceHeader make_header() {
   TraceHeader header;
