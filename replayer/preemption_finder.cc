@@ -47,14 +47,17 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
   auto matches = [&]() -> Result<bool> {
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
     if (!same_user_state(regs, recorded)) {
+      if (getenv("REPRO_DEBUG_PREEMPT")) fprintf(stderr, "regs differ rip %llx/%llx rax %llx/%llx rcx %llx/%llx r11 %llx/%llx fl %llx/%llx rsp %llx/%llx rdi %llx/%llx rsi %llx/%llx rdx %llx/%llx\n", regs.rip, recorded.rip, regs.rax, recorded.rax, regs.rcx, recorded.rcx, regs.r11, recorded.r11, regs.eflags, recorded.eflags, regs.rsp, recorded.rsp, regs.rdi, recorded.rdi, regs.rsi, recorded.rsi, regs.rdx, recorded.rdx);
       return false;
     }
     REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
     if (XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416)) !=
         event.extended_registers_hash) {
+      if (getenv("REPRO_DEBUG_PREEMPT")) fprintf(stderr, "xstate differs\n");
       return false;
     }
     REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
+    if (getenv("REPRO_DEBUG_PREEMPT")) fprintf(stderr, "mem %llx/%llx\n", (unsigned long long)memory_hash, (unsigned long long)event.memory_hash);
     return memory_hash == event.memory_hash;
   };
 

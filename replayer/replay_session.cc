@@ -11,6 +11,7 @@
 
 #include "core/base/check.h"
 #include "core/os/auxv.h"
+#include "core/os/signal_frame.h"
 #include "core/os/spawn.h"
 #include "core/seccomp/seccomp_filter.h"
 #include "core/syscalls/syscall_table.h"
@@ -267,7 +268,8 @@ Status ReplaySession::settle_after_step(ReplayThread& t) {
   }
 }
 
-Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_t& info) {
+Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_t& info,
+                                     bool synchronous) {
   REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
   if (disposition == os::SignalDisposition::kIgnored) {
     // Delivering it would change nothing: leave the thread parked where it
@@ -279,7 +281,13 @@ Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_
   // Single-step into the handler so the thread is stopped again before it
   // runs on: its next event (maybe a preemption) must find it parked.
   REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP, signal));
-  return settle_after_step(t);
+  REPRO_RETURN_IF_ERROR(settle_after_step(t));
+  if (!synchronous && disposition == os::SignalDisposition::kCaught &&
+      t.where == ReplayThread::Where::kParked) {
+    REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+    REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
+  }
+  return Status::ok();
 }
 
 // ---------------------------------------------------------------------------
@@ -346,12 +354,44 @@ Status ReplaySession::restore_exec_state(ReplayThread& t, const format::Event& e
   return Status::ok();
 }
 
+Result<bool> ReplaySession::next_event(format::Event* event) {
+  if (!lookahead_.empty()) {
+    *event = std::move(lookahead_.front());
+    lookahead_.pop_front();
+    return true;
+  }
+  return reader_->next(event);
+}
+
+Result<const format::Event*> ReplaySession::peek_next_of_thread(uint32_t thread) {
+  // How far to read ahead for one thread's next event: far beyond what a
+  // blocked thread waits for in practice, small enough to bound memory.
+  constexpr size_t kMaxLookahead = 1 << 20;
+  for (size_t i = 0;; ++i) {
+    if (i == lookahead_.size()) {
+      if (lookahead_.size() >= kMaxLookahead) {
+        return nullptr;
+      }
+      format::Event event;
+      REPRO_ASSIGN_OR_RETURN(bool more, reader_->next(&event));
+      if (!more) {
+        return nullptr;
+      }
+      lookahead_.push_back(std::move(event));
+    }
+    const format::Event& candidate = lookahead_[i];
+    if (candidate.thread == thread && candidate.kind != format::EventKind::kPreempt) {
+      return &candidate;
+    }
+  }
+}
+
 Result<ReplayOutcome> ReplaySession::run() {
   add_last_words_hook([this] { kill_all(); });
   REPRO_RETURN_IF_ERROR(start());
   format::Event event;
   while (true) {
-    REPRO_ASSIGN_OR_RETURN(bool more, reader_->next(&event));
+    REPRO_ASSIGN_OR_RETURN(bool more, next_event(&event));
     if (!more) {
       break;
     }
@@ -612,7 +652,9 @@ Status ReplaySession::on_signal(const format::Event& event) {
   if (t.where == ReplayThread::Where::kAtEntry) {
     return diverged(t, fmt::format("signal {}", signal), describe_syscall(t.syscall_number, t.args));
   }
-  if (!synchronous) {
+  if (!synchronous && t.queued_signal == signal) {
+    t.queued_signal = 0;  // sent already, to end an rt_sigsuspend
+  } else if (!synchronous) {
     // Queue it now; it is delivered the moment the thread resumes, before
     // any instruction runs: exactly the recorded point.
     if (syscall(SYS_tgkill, t.pid, t.tid, signal) != 0) {
@@ -625,7 +667,7 @@ Status ReplaySession::on_signal(const format::Event& event) {
   while (true) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
     if (WIFSTOPPED(status) && stop_event(status) == 0 && WSTOPSIG(status) == signal) {
-      return deliver_signal(t, signal, info);
+      return deliver_signal(t, signal, info, synchronous);
     }
     if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_SECCOMP) ||
         is_stop_event(status, PTRACE_EVENT_EXIT)) {

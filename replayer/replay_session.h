@@ -64,6 +64,11 @@ class ReplaySession {
   ReplaySession(const ReplayOptions& options, std::unique_ptr<format::TraceReader> reader,
                 ExecPaths paths);
   Status start();
+  /// The next event, from the lookahead buffer or the trace.
+  Result<bool> next_event(format::Event* event);
+  /// The next event of `thread` that is not a preemption, reading ahead as
+  /// far as needed; nullptr if the trace ends first.
+  Result<const format::Event*> peek_next_of_thread(uint32_t thread);
   Status replay_event(const format::Event& event);
 
   // Events.
@@ -84,6 +89,7 @@ class ReplaySession {
   Status finish_clone(ReplayThread& t, const format::Event& event);
   Status emit_output(const format::Event& event);
   Status wait_syscall_exit(ReplayThread& t);
+  Status execute_sigsuspend(ReplayThread& t, const format::Event& event);
 
   // Moving threads.
   Status advance_to_syscall(ReplayThread& t);
@@ -91,7 +97,7 @@ class ReplaySession {
   Status ensure_started(ReplayThread& t);
   Status resume(ReplayThread& t, int request = 0, int signal = 0);
   Result<int> wait_stop(ReplayThread& t);
-  Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info);
+  Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info, bool synchronous);
   Status settle_after_step(ReplayThread& t);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
   Status restore_exec_state(ReplayThread& t, const format::Event& exec);
@@ -107,7 +113,8 @@ class ReplaySession {
   std::unique_ptr<format::TraceReader> reader_;
   ExecPaths exec_paths_;
   std::map<uint32_t, ReplayThread> threads_;
-  std::map<pid_t, std::deque<int>> stashed_stops_;  // stops seen while waiting for another thread
+  std::map<pid_t, std::deque<int>> stashed_stops_;
+  std::deque<format::Event> lookahead_;  // events read ahead of replay  // stops seen while waiting for another thread
   uint64_t event_index_ = 0;
   pid_t root_pid_ = 0;
   bool root_reaped_ = false;

@@ -78,6 +78,12 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
   if (number == SYS_exit || number == SYS_exit_group) {
     return resume(t);
   }
+  if (number == SYS_rt_sigsuspend) {
+    return execute_sigsuspend(t, event);
+  }
+  if (number == SYS_rt_sigreturn) {
+    return execute(t, event);  // its "result" is the restored rax
+  }
   if (event.result < 0) {
     return emulate(t, event);  // a failure: nothing to reproduce but its errno
   }
@@ -129,6 +135,22 @@ Status ReplaySession::emulate(ReplayThread& t, const format::Event& event) {
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   t.where = ReplayThread::Where::kParked;
   return Status::ok();
+}
+
+Status ReplaySession::execute_sigsuspend(ReplayThread& t, const format::Event& event) {
+  // rt_sigsuspend ends when a signal arrives, and that signal's handler must
+  // run under the mask it installs, so it cannot be skipped: send the
+  // thread's next recorded signal first, then let it run for real.
+  REPRO_ASSIGN_OR_RETURN(const format::Event* next, peek_next_of_thread(t.index));
+  if (next == nullptr || next->kind != format::EventKind::kSignal) {
+    return emulate(t, event);
+  }
+  if (syscall(SYS_tgkill, t.pid, t.tid, next->signal_number) != 0) {
+    return Status::from_errno(errno, fmt::format("sending signal {} to thread t{}",
+                                                 next->signal_number, t.index));
+  }
+  t.queued_signal = next->signal_number;
+  return execute(t, event);
 }
 
 Status ReplaySession::execute(ReplayThread& t, const format::Event& event) {

@@ -37,7 +37,7 @@ struct ReplayThread {
 
   // A kMappedFile event seen before this thread's mmap: what to map.
   std::string mapped_content_id;
-  int pending_signal = 0;  // a signal replay injected and awaits
+  int queued_signal = 0;  // a signal already sent ahead of its kSignal event
 };
 
 }  // namespace repro::replayer

@@ -24,6 +24,7 @@
 #include "core/base/check.h"
 #include "core/os/auxv.h"
 #include "core/os/memory_hash.h"
+#include "core/os/signal_frame.h"
 #include "core/os/spawn.h"
 #include "core/os/tracee.h"
 #include "core/syscalls/syscall_table.h"
@@ -78,6 +79,7 @@ struct RecordSession::Thread {
   bool entered_logged = false;
   bool interrupt_requested = false;
   bool exit_logged = false;
+  bool stepping_into_handler = false;  // single-stepping into a signal handler
   int syscall_number = -1;
   std::array<uint64_t, 6> args{};
   std::string exec_filename;  // the path execve was given, read at its entry
@@ -390,6 +392,15 @@ Result<RecordSession::StepResult> RecordSession::step() {
   int signal = WSTOPSIG(wait_status);
   int event = static_cast<unsigned>(wait_status) >> 16;
   Status status;
+  if (t->stepping_into_handler) {
+    bool consumed = false;
+    status = finish_step_into_handler(*t, wait_status, &consumed);
+    if (consumed || !status.is_ok()) {
+      return status.code() == StatusCode::kTraceeDied || status.is_ok()
+                 ? Result<StepResult>(StepResult::kContinue)
+                 : Result<StepResult>(status);
+    }
+  }
   if (signal == (SIGTRAP | 0x80)) {
     status = on_syscall_exit(*t);
   } else if (event == PTRACE_EVENT_SECCOMP) {
@@ -721,10 +732,33 @@ Status RecordSession::on_signal(Thread& t, int signal) {
   event_.signal_info.assign(reinterpret_cast<const char*>(&info), sizeof info);
   REPRO_RETURN_IF_ERROR(log(event_));
   t.state = Thread::State::kRunning;
-  if (ptrace(PTRACE_CONT, t.tid, nullptr, signal) != 0) {
+  int request = PTRACE_CONT;
+  if (!synchronous) {
+    REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
+    if (disposition == os::SignalDisposition::kCaught) {
+      // Stop at the handler's first instruction to clear the frame's trap
+      // info, as replay does (see core/os/signal_frame.h).
+      request = PTRACE_SINGLESTEP;
+      t.stepping_into_handler = true;
+    }
+  }
+  if (ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, signal) != 0) {
     return os::ptrace_error(errno, "delivering a signal", t.tid);
   }
   return Status::ok();
+}
+
+Status RecordSession::finish_step_into_handler(Thread& t, int wait_status, bool* consumed) {
+  t.stepping_into_handler = false;
+  *consumed = false;
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
+  bool step_trap = (static_cast<unsigned>(wait_status) >> 16) == 0 && WSTOPSIG(wait_status) == SIGTRAP;
+  if (step_trap) {
+    *consumed = true;
+    return resume_user(t);
+  }
+  return Status::ok();  // another signal stops it at the handler's entry: handle that
 }
 
 }  // namespace repro::tracer

@@ -83,6 +83,7 @@ class RecordSession {
   Status on_event_stop(Thread& t, int signal);
   Status on_signal(Thread& t, int signal);
   Status on_gone(pid_t tid, int wait_status);
+  Status finish_step_into_handler(Thread& t, int wait_status, bool* consumed);
 
   // Scheduling.
   void schedule_next();

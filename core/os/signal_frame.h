@@ -1,0 +1,25 @@
+#pragma once
+// The x86-64 signal frame the kernel builds on the stack before a handler
+// runs (struct rt_sigframe: return address, ucontext, siginfo).
+//
+// Its sigcontext carries trapno, err and cr2: the last CPU exception the
+// thread took. For an asynchronous signal that is noise, and noise that
+// differs between record and replay (replay stops threads with breakpoints
+// and single steps). Record and replay both clear these three fields in
+// frames of asynchronous signals, so the frames, and hence the memory that
+// names preemption points, are identical.
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "core/base/status.h"
+
+namespace repro::os {
+
+/// Zeroes err, trapno and cr2 of the frame whose handler is about to run.
+/// Requires: `tid` is stopped at the handler's first instruction, so that
+/// `handler_rsp` (its rsp) points at the frame.
+Status clear_frame_trap_info(pid_t tid, uint64_t handler_rsp);
+
+}  // namespace repro::os
