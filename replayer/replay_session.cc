@@ -537,10 +537,14 @@ Status ReplaySession::on_exec(const format::Event& event) {
     }
     if ((tid == t.tid || tid == t.pid) && is_stop_event(status, PTRACE_EVENT_EXEC)) {
       if (tid != t.tid) {
+        // The old leader vanished in the exec; what was stashed under its
+        // tid was its own, and that tid is now this thread's.
         ReplayThread* leader = find_by_tid(tid);
         if (leader != nullptr) {
           leader->where = ReplayThread::Where::kGone;
         }
+        stashed_stops_.erase(tid);
+        stashed_stops_.erase(t.tid);
         t.tid = tid;
       }
       break;
@@ -551,6 +555,11 @@ Status ReplaySession::on_exec(const format::Event& event) {
     }
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
       note_exit(tid, status);
+    }
+    if (WIFSTOPPED(status) && is_stop_event(status, PTRACE_EVENT_EXIT)) {
+      // A sibling killed by the exec: the exec waits until it is gone.
+      ptrace(PTRACE_CONT, tid, nullptr, 0);
+      continue;
     }
     stashed_stops_[tid].push_back(status);
   }

@@ -20,6 +20,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "core/base/check.h"
 #include "core/os/auxv.h"
@@ -572,23 +573,43 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
 }
 
 Status RecordSession::on_exec(Thread& t) {
-  REPRO_ASSIGN_OR_RETURN(unsigned long former_tid, os::get_event_message(t.tid));
-  if (static_cast<pid_t>(former_tid) != t.tid) {
-    // A non-leader thread exec'd: it now carries the leader's tid.
+  const pid_t leader_tid = t.tid;
+  std::optional<uint32_t> replaced_leader;
+  REPRO_ASSIGN_OR_RETURN(unsigned long former_tid, os::get_event_message(leader_tid));
+  if (static_cast<pid_t>(former_tid) != leader_tid) {
+    // A non-leader thread exec'd: it now carries the leader's tid, and the
+    // old leader is gone without an exit report of its own.
     auto it = threads_.find(static_cast<pid_t>(former_tid));
     if (it != threads_.end()) {
       std::unique_ptr<Thread> moved = std::move(it->second);
       threads_.erase(it);
       std::erase(ready_, moved->tid);
-      if (current_ == moved->tid) {
-        current_ = t.tid;
+      std::erase(ready_, leader_tid);
+      if (!t.exit_logged) {
+        replaced_leader = t.index;
       }
-      moved->tid = t.tid;
-      threads_[t.tid] = std::move(moved);
+      if (current_ == moved->tid || current_ == leader_tid) {
+        current_ = leader_tid;
+      }
+      moved->tid = leader_tid;
+      threads_[leader_tid] = std::move(moved);  // destroys the old leader `t`
     }
   }
-  Thread& thread = *find(t.tid);
+  Thread& thread = *find(leader_tid);
   REPRO_RETURN_IF_ERROR(log_exec(thread));
+  // The other threads of the process died in the exec; replay sees them go
+  // only once the exec has happened.
+  for (const format::Event& exit : deferred_exits_[thread.pid]) {
+    REPRO_RETURN_IF_ERROR(log(exit));
+  }
+  deferred_exits_.erase(thread.pid);
+  if (replaced_leader) {
+    // After the exec, as replay sees it: the exec is what ends the leader.
+    event_.clear();
+    event_.kind = format::EventKind::kThreadExit;
+    event_.thread = *replaced_leader;
+    REPRO_RETURN_IF_ERROR(log(event_));
+  }
   return resume_in_kernel(thread);
 }
 
@@ -614,7 +635,17 @@ Status RecordSession::on_exit_event(Thread& t) {
     event_.kind = format::EventKind::kThreadExit;
     event_.thread = t.index;
     event_.exit_status = static_cast<int32_t>(status);
-    REPRO_RETURN_IF_ERROR(log(event_));
+    bool killed_by_exec = false;
+    for (const auto& [tid, other] : threads_) {
+      killed_by_exec |= tid != t.tid && other->pid == t.pid &&
+                        other->state == Thread::State::kInSyscall &&
+                        other->syscall_number == SYS_execve;
+    }
+    if (killed_by_exec) {
+      deferred_exits_[t.pid].push_back(event_);
+    } else {
+      REPRO_RETURN_IF_ERROR(log(event_));
+    }
     t.exit_logged = true;
   }
   t.state = Thread::State::kExiting;

@@ -118,6 +118,8 @@ class RecordSession {
   int root_wait_status_ = 0;
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
   format::Event event_;       // reused to avoid allocation per event
+  // Exits of threads killed by a sibling's execve, logged after its exec.
+  std::map<pid_t, std::vector<format::Event>> deferred_exits_;
 };
 
 }  // namespace repro::tracer

@@ -70,20 +70,18 @@ Status SyscallRecorder::add_write(pid_t tid, uint64_t address, uint64_t length,
 }
 
 Status SyscallRecorder::capture(pid_t tid, pid_t pid, format::Event* event) {
+  if (event->result < 0) {
+    // A failed syscall (even an unknown one: ENOSYS) writes nothing, but
+    // for the few that report the time left.
+    return capture_failure_effects(tid, event);
+  }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(event->syscall_number);
   if (info == nullptr || !info->effects_known()) {
     event->syscall_flags |= format::kSyscallEffectsUnknown;
     return Status::ok();
   }
-  switch (event->syscall_number) {
-    case SYS_write:
-    case SYS_writev:
-      return capture_output(tid, pid, event);
-    default:
-      break;
-  }
-  if (event->result < 0) {
-    return capture_failure_effects(tid, event);
+  if (event->syscall_number == SYS_write || event->syscall_number == SYS_writev) {
+    return capture_output(tid, pid, event);
   }
   return capture_table_effects(tid, event);
 }

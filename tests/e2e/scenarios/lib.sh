@@ -1,0 +1,175 @@
+# Helpers shared by the scenario tests (tests/e2e/scenarios/<name>.sh).
+# Sourced, never run. A scenario starts with
+#   source "$(dirname "$0")/lib.sh"
+#   scenario_start NAME "$@"        # REPRO BUILD_DIR
+# and ends with `pass "summary"`; on any failed assertion it calls
+# `fail "reason"`. Both exit: 0 pass, 1 fail; 77 (skip) only when ptrace is
+# not permitted here. The work directory ($work, also the current directory)
+# is removed on success and kept, with its path printed, on failure.
+#
+# Every command that could hang runs under `bounded SECONDS ...`, and
+# background processes started with `start_background` are killed (by pid)
+# when the scenario exits, so a scenario never outlives its ctest TIMEOUT.
+set -u
+
+scenario=unknown
+work=
+background_pids=()
+
+# scenario_start NAME REPRO BUILD_DIR: checks the arguments and makes $work.
+# Sets $repro and $build_dir (absolute paths).
+scenario_start() {
+  scenario=$1
+  shift
+  if [ $# -ne 2 ]; then
+    echo "usage: $scenario.sh REPRO BUILD_DIR"
+    exit 2
+  fi
+  repro=$(realpath "$1") || exit 2
+  build_dir=$(realpath "$2") || exit 2
+  if [ ! -x "$repro" ]; then
+    echo "FAIL [$scenario]: repro '$1' is not an executable"
+    exit 1
+  fi
+  work=$(mktemp -d "${TMPDIR:-/tmp}/repro-scenario-$scenario-XXXXXX") || exit 1
+  cd "$work" || exit 1
+  trap stop_background EXIT
+}
+
+fail() {
+  echo "FAIL [$scenario]: $*"
+  echo "  work directory kept: $work"
+  exit 1
+}
+
+pass() {
+  echo "PASS [$scenario]: $*"
+  cd / && rm -rf "$work"
+  exit 0
+}
+
+# need_tool NAME...: the scenario depends on these programs; a missing one is
+# a failure (the scenarios test real programs and must not silently pass).
+need_tool() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 || fail "required program '$tool' is not installed"
+  done
+}
+
+# need_file PATH: a file the build should have produced.
+need_file() {
+  [ -x "$1" ] || fail "'$1' does not exist or is not executable (build the tests first)"
+}
+
+# bounded SECONDS COMMAND...: runs COMMAND with a time limit and returns its
+# status; a timeout is a failure (a hang is a bug, never a pass).
+bounded() {
+  local seconds=$1
+  shift
+  local started=$SECONDS status
+  timeout -k 5 "$seconds" "$@"
+  status=$?
+  # 124: timed out; 137 after the limit: it ignored SIGTERM and got SIGKILL.
+  if [ "$status" -eq 124 ] || { [ "$status" -eq 137 ] && ((SECONDS - started >= seconds)); }; then
+    fail "timed out after ${seconds}s: $*"
+  fi
+  return "$status"
+}
+
+# skip_unless_ptrace ERRFILE: after a `repro record`, turns "ptrace is not
+# permitted" into a skip.
+skip_unless_ptrace() {
+  if grep -q 'ptrace is not permitted' "$1"; then
+    echo "SKIP [$scenario]: ptrace is not permitted here"
+    cd / && rm -rf "$work"
+    exit 77
+  fi
+}
+
+# record SECONDS TRACE OUT ERR PROGRAM [ARGS...]: `repro record` with stdout
+# and stderr in OUT and ERR; sets $status. Skips if ptrace is not permitted.
+record() {
+  local seconds=$1 trace=$2 out=$3 err=$4
+  shift 4
+  bounded "$seconds" "$repro" record -o "$trace" -- "$@" >"$out" 2>"$err"
+  status=$?
+  skip_unless_ptrace "$err"
+}
+
+# replay SECONDS TRACE OUT ERR [REPLAY_FLAGS...]: `repro replay`; sets $status.
+replay() {
+  local seconds=$1 trace=$2 out=$3 err=$4
+  shift 4
+  bounded "$seconds" "$repro" replay "$@" "$trace" >"$out" 2>"$err"
+  status=$?
+}
+
+# program_stderr FILE: FILE without repro's own "repro: ..." lines.
+program_stderr() { grep -v '^repro: ' "$1" || true; }
+
+# expect_check_complete TRACE: `repro check` accepts TRACE as complete.
+expect_check_complete() {
+  bounded 60 "$repro" check "$1" >check.out 2>&1 || fail "repro check $1 failed: $(cat check.out)"
+  grep -q ': complete, ' check.out || fail "repro check $1 does not say complete: $(cat check.out)"
+}
+
+# expect_same_replay TRACE RECORD_OUT RECORD_ERR RECORD_STATUS [SECONDS]:
+# replays TRACE into replay.out/replay.err and asserts the same exit status,
+# byte-identical stdout and identical program stderr.
+expect_same_replay() {
+  local trace=$1 rec_out=$2 rec_err=$3 rec_status=$4 seconds=${5:-120}
+  replay "$seconds" "$trace" replay.out replay.err
+  [ "$status" -eq "$rec_status" ] ||
+    fail "replay of $trace exited $status, recording $rec_status: $(tail -n 30 replay.err)" \
+      "$(replay_hint "$trace")"
+  cmp -s "$rec_out" replay.out ||
+    fail "replay stdout differs from the recording: $(diff "$rec_out" replay.out | head -n 20)" \
+      "$(replay_hint "$trace")"
+  cmp -s <(program_stderr "$rec_err") <(program_stderr replay.err) ||
+    fail "replay stderr differs from the recording:" \
+      "$(diff <(program_stderr "$rec_err") <(program_stderr replay.err) | head -n 20)"
+}
+
+replay_hint() { printf '\n  replay with: %s replay --events %s' "$repro" "$(realpath "$1")"; }
+
+# start_background COMMAND...: runs COMMAND in the background, remembering its
+# pid in $background_pid so that it is killed when the scenario exits.
+start_background() {
+  "$@" &
+  background_pid=$!
+  background_pids+=("$background_pid")
+}
+
+# stop_pid PID: SIGTERM, then SIGKILL after 5 s; waits for it.
+stop_pid() {
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return 0
+}
+
+stop_background() {
+  local pid
+  for pid in "${background_pids[@]}"; do
+    stop_pid "$pid"
+  done
+  background_pids=()
+}
+
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds;
+# returns 1 if it never does within SECONDS.
+wait_for() {
+  local tenths=$(($1 * 10)) i
+  shift
+  for ((i = 0; i < tenths; i++)); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
+}
