@@ -453,6 +453,8 @@ Status ReplaySession::replay_event(const format::Event& event) {
       return on_thread_exit(event);
     case format::EventKind::kMappedFile:
       thread(event.thread).mapped_content_id = event.content_id;
+      mapped_path_ = event.path;
+      mapped_offset_ = event.result;
       return Status::ok();
     case format::EventKind::kSyscallBatch:
       return Status::error(StatusCode::kUnsupported,

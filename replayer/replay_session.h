@@ -86,8 +86,15 @@ class ReplaySession {
   Status emulate(ReplayThread& t, const format::Event& event);
   Status execute(ReplayThread& t, const format::Event& event);
   Status execute_mmap(ReplayThread& t, const format::Event& event);
+  Status execute_shared_file_mmap(ReplayThread& t, const format::Event& event,
+                                  const std::string& content_id);
+  Result<std::string> shared_file_for(const std::string& path, const std::string& content_id);
+  /// Runs one syscall of our choosing in the tracee. Requires: t is at a
+  /// syscall-exit stop. Returns the syscall's result.
+  Result<int64_t> inject_syscall(ReplayThread& t, int number, const std::array<uint64_t, 6>& args);
   Status finish_clone(ReplayThread& t, const format::Event& event);
   Status emit_output(const format::Event& event);
+  Status apply_write_to_shared_file(ReplayThread& t, const format::Event& event);
   Status wait_syscall_exit(ReplayThread& t);
   Status execute_sigsuspend(ReplayThread& t, const format::Event& event);
 
@@ -114,7 +121,11 @@ class ReplaySession {
   ExecPaths exec_paths_;
   std::map<uint32_t, ReplayThread> threads_;
   std::map<pid_t, std::deque<int>> stashed_stops_;
-  std::deque<format::Event> lookahead_;  // events read ahead of replay  // stops seen while waiting for another thread
+  std::deque<format::Event> lookahead_;  // events read ahead of replay
+  // Files mapped MAP_SHARED: recorded path -> (scratch copy, its content id).
+  std::map<std::string, std::pair<std::string, std::string>> shared_files_;
+  std::string mapped_path_;   // path of the last kMappedFile event
+  int64_t mapped_offset_ = 0;  // and its result (address, or file offset of a write)  // stops seen while waiting for another thread
   uint64_t event_index_ = 0;
   pid_t root_pid_ = 0;
   bool root_reaped_ = false;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <vector>
 
 #include "core/base/scoped_fd.h"
@@ -102,7 +103,26 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
   return emulate(t, event);
 }
 
+Status ReplaySession::apply_write_to_shared_file(ReplayThread& t, const format::Event& event) {
+  auto it = shared_files_.find(mapped_path_);
+  if (it == shared_files_.end()) {
+    return Status::ok();  // not mapped shared in replay: nothing can see it
+  }
+  REPRO_ASSIGN_OR_RETURN(std::string bytes,
+                         os::read_memory(t.tid, event.args[1], static_cast<size_t>(event.result)));
+  ScopedFd fd(::open(it->second.first.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.valid() ||
+      pwrite(fd.get(), bytes.data(), bytes.size(), static_cast<off_t>(mapped_offset_)) !=
+          static_cast<ssize_t>(bytes.size())) {
+    return Status::from_errno(errno, fmt::format("updating '{}'", it->second.first));
+  }
+  return Status::ok();
+}
+
 Status ReplaySession::emulate(ReplayThread& t, const format::Event& event) {
+  if (event.syscall_flags & format::kSyscallWritesMappedFile) {
+    REPRO_RETURN_IF_ERROR(apply_write_to_shared_file(t, event));
+  }
   bool output = event.syscall_flags & (format::kSyscallOutputStdout | format::kSyscallOutputStderr);
   if (!output) {
     for (const format::MemoryWrite& write : event.writes) {
@@ -173,11 +193,102 @@ Status ReplaySession::execute(ReplayThread& t, const format::Event& event) {
   return os::set_registers(t.tid, regs);
 }
 
+Result<int64_t> ReplaySession::inject_syscall(ReplayThread& t, int number,
+                                              const std::array<uint64_t, 6>& args) {
+  // Requires: t is at a syscall-exit stop, so rip is just past a syscall
+  // instruction; point rip back at it and run it with new registers.
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  regs.rip -= 2;
+  regs.rax = static_cast<uint64_t>(number);
+  set_args(regs, args);
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  // PTRACE_CONT: with PTRACE_SYSCALL a syscall-entry stop would come first.
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_CONT));
+  REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+  if (!WIFSTOPPED(status) || (static_cast<unsigned>(status) >> 16) != PTRACE_EVENT_SECCOMP) {
+    stashed_stops_[t.tid].push_front(status);
+    return Status::error(StatusCode::kIoError,
+                         fmt::format("injected {} did not stop at its entry", syscalls::syscall_name(number)));
+  }
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+  REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+  t.where = ReplayThread::Where::kParked;
+  REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+  return static_cast<int64_t>(regs.rax);
+}
+
+Result<std::string> ReplaySession::shared_file_for(const std::string& path,
+                                                   const std::string& content_id) {
+  auto& entry = shared_files_[path];
+  if (entry.first.empty()) {
+    entry.first = fmt::format("{}/shared-{}", exec_paths_.dir(), shared_files_.size());
+  }
+  if (entry.second != content_id) {
+    // The file's content when it was mapped; existing shared mappings of
+    // it see the change, as they did when recorded.
+    REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
+    std::error_code ec;
+    std::filesystem::copy_file(stored, entry.first,
+                               std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) {
+      return Status::error(StatusCode::kIoError,
+                           fmt::format("preparing shared file '{}': {}", entry.first, ec.message()));
+    }
+    entry.second = content_id;
+  }
+  return entry.first;
+}
+
+Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Event& event,
+                                               const std::string& content_id) {
+  // Shared mappings of one file must share pages, as they did when
+  // recorded: map a scratch copy of the file for real. Its descriptor is
+  // opened and closed by injected syscalls around the mmap.
+  REPRO_ASSIGN_OR_RETURN(std::string path, shared_file_for(mapped_path_, content_id));
+  const uint64_t address = static_cast<uint64_t>(event.result);
+  os::Registers entry = t.entry_regs;
+  // Somewhere below the red zone and any frame the program is using.
+  const uint64_t scratch = (entry.rsp - 8192) & ~uint64_t{15};
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch, path.c_str(), path.size() + 1));
+  os::Registers regs = entry;
+  regs.orig_rax = SYS_getpid;  // let this stop finish harmlessly first
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+  REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+  REPRO_ASSIGN_OR_RETURN(int64_t fd, inject_syscall(t, SYS_openat,
+                                                    {static_cast<uint64_t>(AT_FDCWD), scratch,
+                                                     O_RDWR | O_CLOEXEC, 0, 0, 0}));
+  if (fd < 0) {
+    return Status::error(StatusCode::kIoError,
+                         fmt::format("opening '{}' in the replayed program: errno {}", path, -fd));
+  }
+  uint64_t flags = (event.args[3] & ~uint64_t{MAP_FIXED_NOREPLACE}) | MAP_FIXED;
+  REPRO_ASSIGN_OR_RETURN(int64_t mapped,
+                         inject_syscall(t, SYS_mmap,
+                                        {address, event.args[1], event.args[2], flags,
+                                         static_cast<uint64_t>(fd), event.args[5]}));
+  REPRO_ASSIGN_OR_RETURN(int64_t closed, inject_syscall(t, SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0}));
+  (void)closed;
+  if (static_cast<uint64_t>(mapped) != address) {
+    return diverged(t, fmt::format("shared mmap at {:#x}", address),
+                    fmt::format("mmap returned {:#x}", static_cast<uint64_t>(mapped)));
+  }
+  entry.rax = address;
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, entry));
+  t.where = ReplayThread::Where::kParked;
+  return Status::ok();
+}
+
 Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) {
   uint64_t address = static_cast<uint64_t>(event.result);
   uint64_t length = event.args[1];
   uint64_t flags = event.args[3];
   bool file_backed = !(flags & MAP_ANONYMOUS);
+  if (file_backed && (flags & MAP_SHARED) && !t.mapped_content_id.empty()) {
+    std::string content_id = std::move(t.mapped_content_id);
+    t.mapped_content_id.clear();
+    return execute_shared_file_mmap(t, event, content_id);
+  }
   os::Registers regs = t.entry_regs;
   regs.rdi = address;
   if (file_backed) {

@@ -508,6 +508,59 @@ Status RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address) {
   return log(event_);
 }
 
+Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
+  // A write to a file that is mapped shared changes the mapped memory too;
+  // replay must apply it to its copy of the file. Only checked once the
+  // program has mapped a file shared, so other programs pay nothing.
+  int fd = static_cast<int>(t.args[0]);
+  std::string fd_path = fmt::format("/proc/{}/fd/{}", t.pid, fd);
+  struct stat file;
+  if (stat(fd_path.c_str(), &file) != 0 || !S_ISREG(file.st_mode)) {
+    return Status::ok();
+  }
+  std::string maps_path = fmt::format("/proc/{}/maps", t.pid);
+  FILE* maps = std::fopen(maps_path.c_str(), "re");
+  if (maps == nullptr) {
+    return Status::ok();
+  }
+  bool mapped_shared = false;
+  char line[512];
+  while (!mapped_shared && std::fgets(line, sizeof line, maps) != nullptr) {
+    char perms[8] = {};
+    unsigned long inode = 0;
+    if (std::sscanf(line, "%*lx-%*lx %7s %*lx %*x:%*x %lu", perms, &inode) == 2) {
+      mapped_shared = perms[3] == 's' && inode == file.st_ino;
+    }
+  }
+  std::fclose(maps);
+  if (!mapped_shared) {
+    return Status::ok();
+  }
+  int64_t offset = static_cast<int64_t>(t.args[3]);
+  if (t.syscall_number == SYS_write) {
+    // write(2) wrote just before the file position it left behind.
+    std::string fdinfo = fmt::format("/proc/{}/fdinfo/{}", t.pid, fd);
+    FILE* info = std::fopen(fdinfo.c_str(), "re");
+    long long position = 0;
+    if (info == nullptr || std::fscanf(info, "pos: %lld", &position) != 1) {
+      if (info != nullptr) {
+        std::fclose(info);
+      }
+      return Status::error(StatusCode::kIoError, fmt::format("reading '{}'", fdinfo));
+    }
+    std::fclose(info);
+    offset = position - written;
+  }
+  std::error_code ec;
+  format::Event note;
+  note.kind = format::EventKind::kMappedFile;
+  note.thread = t.index;
+  note.path = std::filesystem::read_symlink(fd_path, ec).string();
+  note.result = offset;
+  event_.syscall_flags |= format::kSyscallWritesMappedFile;
+  return log(note);
+}
+
 Status RecordSession::on_syscall_exit(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   int64_t result = static_cast<int64_t>(regs.rax);
@@ -525,6 +578,14 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     event_.syscall_flags |= format::kSyscallExecuted;
   }
   REPRO_RETURN_IF_ERROR(recorder_.capture(t.tid, t.pid, &event_));
+  if (t.syscall_number == SYS_mmap && result >= 0 && (t.args[3] & MAP_SHARED) &&
+      !(t.args[3] & MAP_ANONYMOUS)) {
+    shared_file_mapped_ = true;
+  }
+  if (shared_file_mapped_ && result > 0 &&
+      (t.syscall_number == SYS_write || t.syscall_number == SYS_pwrite64)) {
+    REPRO_RETURN_IF_ERROR(note_write_to_shared_file(t, result));
+  }
   REPRO_RETURN_IF_ERROR(log(event_));
   bool was_current = current_ == t.tid;
   t.entered_logged = false;

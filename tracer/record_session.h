@@ -94,6 +94,7 @@ class RecordSession {
   Status log_entered(Thread& t);
   Status log_preempt(Thread& t);
   Status log_mapped_file(Thread& t, int fd, uint64_t address);
+  Status note_write_to_shared_file(Thread& t, int64_t written);
   Status emulate_rdtsc(Thread& t, bool* handled);
 
   Status log(const format::Event& event);
@@ -117,6 +118,7 @@ class RecordSession {
   pid_t root_pid_ = 0;
   int root_wait_status_ = 0;
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
+  bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
   format::Event event_;       // reused to avoid allocation per event
   // Exits of threads killed by a sibling's execve, logged after its exec.
   std::map<pid_t, std::vector<format::Event>> deferred_exits_;

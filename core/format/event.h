@@ -69,6 +69,10 @@ enum SyscallFlag : uint32_t {
   /// Replay prints them (restoring them to memory is a no-op).
   kSyscallOutputStdout = 1u << 3,
   kSyscallOutputStderr = 1u << 4,
+  /// The syscall wrote to a file the recording has mapped MAP_SHARED; the
+  /// kMappedFile event just before names the file (path) and where the
+  /// bytes went (result = file offset). Replay writes them to its copy.
+  kSyscallWritesMappedFile = 1u << 5,
 };
 
 /// Bits of Event::signal_flags.

@@ -110,25 +110,28 @@ program_stderr() { grep -v '^repro: ' "$1" || true; }
 
 # expect_check_complete TRACE: `repro check` accepts TRACE as complete.
 expect_check_complete() {
-  bounded 60 "$repro" check "$1" >check.out 2>&1 || fail "repro check $1 failed: $(cat check.out)"
-  grep -q ': complete, ' check.out || fail "repro check $1 does not say complete: $(cat check.out)"
+  bounded 60 "$repro" check "$1" >"$work/check.out" 2>&1 ||
+    fail "repro check $1 failed: $(cat "$work/check.out")"
+  grep -q ': complete, ' "$work/check.out" ||
+    fail "repro check $1 does not say complete: $(cat "$work/check.out")"
 }
 
 # expect_same_replay TRACE RECORD_OUT RECORD_ERR RECORD_STATUS [SECONDS]:
-# replays TRACE into replay.out/replay.err and asserts the same exit status,
+# replays TRACE into $work/replay.out and .err and asserts the same exit status,
 # byte-identical stdout and identical program stderr.
 expect_same_replay() {
   local trace=$1 rec_out=$2 rec_err=$3 rec_status=$4 seconds=${5:-120}
-  replay "$seconds" "$trace" replay.out replay.err
+  local out=$work/replay.out err=$work/replay.err
+  replay "$seconds" "$trace" "$out" "$err"
   [ "$status" -eq "$rec_status" ] ||
-    fail "replay of $trace exited $status, recording $rec_status: $(tail -n 30 replay.err)" \
+    fail "replay of $trace exited $status, recording $rec_status: $(tail -n 30 "$err")" \
       "$(replay_hint "$trace")"
-  cmp -s "$rec_out" replay.out ||
-    fail "replay stdout differs from the recording: $(diff "$rec_out" replay.out | head -n 20)" \
+  cmp -s "$rec_out" "$out" ||
+    fail "replay stdout differs from the recording: $(diff "$rec_out" "$out" | head -n 20)" \
       "$(replay_hint "$trace")"
-  cmp -s <(program_stderr "$rec_err") <(program_stderr replay.err) ||
+  cmp -s <(program_stderr "$rec_err") <(program_stderr "$err") ||
     fail "replay stderr differs from the recording:" \
-      "$(diff <(program_stderr "$rec_err") <(program_stderr replay.err) | head -n 20)"
+      "$(diff <(program_stderr "$rec_err") <(program_stderr "$err") | head -n 20)"
 }
 
 replay_hint() { printf '\n  replay with: %s replay --events %s' "$repro" "$(realpath "$1")"; }

@@ -13,7 +13,7 @@ scenario_start real_make "$@"
 need_tool make cc
 
 mkdir project
-names=(alpha beta gamma delta epsilon main)
+names=(ant bee cow dog eel)
 for i in 0 1 2 3 4; do
   n=${names[$i]}
   cat >project/$n.c <<C
@@ -30,13 +30,12 @@ cat >project/main.c <<'C'
 #include <stdio.h>
 #include "parts.h"
 int main(void) {
-  printf("alpha %d beta %d gamma %d delta %d epsilon %d\n",
-         alpha(10), beta(20), gamma(30), delta(40), epsilon(50));
+  printf("ant %d bee %d cow %d dog %d eel %d\n", ant(10), bee(20), cow(30), dog(40), eel(50));
   return 0;
 }
 C
 cat >project/Makefile <<'MK'
-OBJS = alpha.o beta.o gamma.o delta.o epsilon.o main.o
+OBJS = ant.o bee.o cow.o dog.o eel.o main.o
 all: run
 run: parts
 	./parts
@@ -54,8 +53,8 @@ build_outputs() { find . -name '*.o' -o -name parts -type f; }
 bounded 120 make -j2 >../native.out 2>../native.err
 native_status=$?
 [ "$native_status" -eq 0 ] || fail "native make exited $native_status: $(tail -n 5 ../native.err)"
-grep -q '^alpha [0-9-]* beta' ../native.out || fail "native build did not run the program"
-expected_run=$(grep '^alpha ' ../native.out)
+grep -q '^ant [0-9-]* bee' ../native.out || fail "native build did not run the program"
+expected_run=$(grep '^ant ' ../native.out)
 bounded 60 make clean >/dev/null 2>&1 || fail "make clean failed"
 [ -z "$(build_outputs)" ] || fail "make clean left $(build_outputs)"
 
