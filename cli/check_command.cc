@@ -23,7 +23,7 @@ class CheckCommand : public Command {
     }
     auto opened = format::TraceReader::open(*dir);
     if (!opened.is_ok()) {
-      return report_error(opened.status().context(fmt::format("checking trace '{}'", *dir)));
+      return report_error(opened.status());
     }
     format::TraceReader& reader = **opened;
     format::Event event;

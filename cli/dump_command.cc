@@ -38,7 +38,7 @@ class DumpCommand : public Command {
     }
     auto reader = format::TraceReader::open(*dir);
     if (!reader.is_ok()) {
-      return report_error(reader.status().context(fmt::format("opening trace '{}'", *dir)));
+      return report_error(reader.status());
     }
     print_header((*reader)->header(), (*reader)->state());
     if (header_only_) {

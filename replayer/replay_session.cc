@@ -574,6 +574,16 @@ Status ReplaySession::on_thread_exit(const format::Event& event) {
   if (t.index == 0) {
     recorded_root_status_ = event.exit_status;
   }
+  int fatal_signal = event.exit_status & 0x7f;
+  bool stopped_here = t.where == ReplayThread::Where::kParked ||
+                      t.where == ReplayThread::Where::kAtEntry;
+  if (fatal_signal == SIGKILL && stopped_here) {
+    // SIGKILL has no delivery stop to record: it arrived (from the thread
+    // itself or a sibling) where the thread stands now. Do the same.
+    if (syscall(SYS_tgkill, t.pid, t.tid, SIGKILL) != 0) {
+      return Status::from_errno(errno, fmt::format("killing thread t{}", t.index));
+    }
+  }
   while (t.where != ReplayThread::Where::kGone) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
@@ -617,6 +627,10 @@ Status ReplaySession::on_thread_exit(const format::Event& event) {
 
 Status ReplaySession::on_syscall_entered(const format::Event& event) {
   ReplayThread& t = thread(event.thread);
+  if (t.where == ReplayThread::Where::kInSyscall) {
+    // Already running it: a clone whose new thread was logged first.
+    return check_syscall(t, event);
+  }
   REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
   REPRO_RETURN_IF_ERROR(check_syscall(t, event));
   int n = event.syscall_number;

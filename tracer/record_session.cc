@@ -81,6 +81,8 @@ struct RecordSession::Thread {
   bool interrupt_requested = false;
   bool exit_logged = false;
   bool stepping_into_handler = false;  // single-stepping into a signal handler
+  pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
+  bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
   int syscall_number = -1;
   std::array<uint64_t, 6> args{};
   std::string exec_filename;  // the path execve was given, read at its entry
@@ -561,7 +563,27 @@ Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
   return log(note);
 }
 
+Status RecordSession::release_vfork_parent(pid_t child_tid) {
+  for (auto& [tid, parent] : threads_) {
+    if (parent->vfork_child == child_tid) {
+      parent->vfork_child = 0;
+      if (parent->vfork_exit_held) {
+        parent->vfork_exit_held = false;
+        return on_syscall_exit(*parent);
+      }
+    }
+  }
+  return Status::ok();
+}
+
 Status RecordSession::on_syscall_exit(Thread& t) {
+  if (t.vfork_child != 0) {
+    // The kernel lets a vfork parent return as soon as its child drops the
+    // shared memory, which can be before the child's exec stop: log it
+    // after the child's exec or exit, the order replay can reproduce.
+    t.vfork_exit_held = true;
+    return Status::ok();
+  }
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   int64_t result = static_cast<int64_t>(regs.rax);
   if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
@@ -627,6 +649,9 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
                        : ptrace_event == PTRACE_EVENT_VFORK ? (CLONE_VM | CLONE_VFORK)
                                                             : 0;
   REPRO_RETURN_IF_ERROR(log(event_));
+  if (ptrace_event == PTRACE_EVENT_VFORK) {
+    t.vfork_child = new_tid;
+  }
   if (early_stops_.erase(new_tid) != 0) {
     make_ready(child);
   }
@@ -658,6 +683,7 @@ Status RecordSession::on_exec(Thread& t) {
   }
   Thread& thread = *find(leader_tid);
   REPRO_RETURN_IF_ERROR(log_exec(thread));
+  REPRO_RETURN_IF_ERROR(release_vfork_parent(thread.tid));
   // The other threads of the process died in the exec; replay sees them go
   // only once the exec has happened.
   for (const format::Event& exit : deferred_exits_[thread.pid]) {
@@ -691,6 +717,11 @@ Status RecordSession::log_exec(Thread& thread) {
 
 Status RecordSession::on_exit_event(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(unsigned long status, os::get_event_message(t.tid));
+  if (t.state == Thread::State::kInSyscall && !t.entered_logged && !t.exit_logged) {
+    // It dies inside a syscall (SIGKILL during kill(getpid(), SIGKILL)):
+    // replay must take it that far before it kills it.
+    REPRO_RETURN_IF_ERROR(log_entered(t));
+  }
   if (!t.exit_logged) {
     event_.clear();
     event_.kind = format::EventKind::kThreadExit;
@@ -711,6 +742,7 @@ Status RecordSession::on_exit_event(Thread& t) {
   }
   t.state = Thread::State::kExiting;
   std::erase(ready_, t.tid);
+  REPRO_RETURN_IF_ERROR(release_vfork_parent(t.tid));
   // A thread group leader is reaped only after its last thread, so it
   // cannot hold the CPU until then; any other thread holds it until reaped.
   bool leader_with_threads = false;

@@ -76,6 +76,7 @@ class RecordSession {
   // Stop handlers.
   Status on_syscall_entry(Thread& t);
   Status on_syscall_exit(Thread& t);
+  Status release_vfork_parent(pid_t child_tid);
   Status on_new_thread(Thread& t, int ptrace_event);
   Status on_exec(Thread& t);
   Status log_exec(Thread& t);

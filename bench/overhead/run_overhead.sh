@@ -179,6 +179,7 @@ describe_status() {
   case "$1" in
     timeout) echo "timed out after $2 s" ;;
     no-result) echo "timed_run gave no result" ;;
+    signal-*) echo "killed by signal ${1#signal-} ($(kill -l "${1#signal-}" 2>/dev/null || echo '?'))" ;;
     *) echo "exit status $1" ;;
   esac
 }

@@ -7,8 +7,8 @@
  *
  *   <elapsed seconds, CLOCK_MONOTONIC, 9 decimals> <status>
  *
- * where <status> is the exit code, 128+N if PROGRAM died of signal N, or the
- * word "timeout" if it ran longer than TIMEOUT_S seconds (0: no limit), in
+ * where <status> is the exit code, "signal-N" if PROGRAM was killed by signal
+ * N, or "timeout" if it ran longer than TIMEOUT_S seconds (0: no limit), in
  * which case its whole process group is killed with SIGKILL.  SIGINT, SIGTERM
  * and SIGHUP are forwarded to the group.  Exits with PROGRAM's status (124 on
  * time-out, 127 if it could not be started).
@@ -115,6 +115,8 @@ int main(int argc, char **argv) {
   }
   if (killed) {
     fprintf(out, "%.9f timeout\n", elapsed_s);
+  } else if (WIFSIGNALED(status)) {
+    fprintf(out, "%.9f signal-%d\n", elapsed_s, WTERMSIG(status));
   } else {
     fprintf(out, "%.9f %d\n", elapsed_s, code);
   }

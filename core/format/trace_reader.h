@@ -3,9 +3,11 @@
 //
 // Never trusts the bytes: every length and count is checked against what
 // remains, and a bad trace yields a corruption Status naming the file and the
-// byte offset of the bad frame, never a crash. A trace whose `events` ends in
-// a partial frame is read up to the last whole frame; dropped_bytes() says
-// how much was dropped.
+// byte offset of the bad frame, never a crash. An incomplete trace whose
+// `events` ends in a partial frame is read up to the last whole frame, then
+// next() returns false; a trace marked complete with a cut-off or extra tail
+// returns a corruption error there instead. Either way the valid prefix has
+// been returned and dropped_bytes() says how much was dropped.
 //
 // Not thread-safe. The reader owns its file descriptors.
 

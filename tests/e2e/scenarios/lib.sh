@@ -12,6 +12,8 @@
 # when the scenario exits, so a scenario never outlives its ctest TIMEOUT.
 set -u
 
+# This directory (the scenario scripts and their data files).
+scenario_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 scenario=unknown
 work=
 background_pids=()

@@ -1,0 +1,44 @@
+# Scenario end-to-end tests: real programs (bash, python3, make, xz) and
+# whole-tool behaviour (isolation from the outside world, divergence
+# reports, interrupted recordings, bad input). Included from
+# tests/e2e/CMakeLists.txt. Each scenario is a script
+#   scenarios/<name>.sh REPRO BUILD_DIR
+# (helpers in scenarios/lib.sh) that prints PASS or FAIL and exits 0, 1, or
+# 77 when ptrace is not permitted. The small C programs some scenarios run
+# are built into ${CMAKE_BINARY_DIR}/tests/e2e/scenarios/.
+
+set(REPRO_SCENARIO_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/scenarios)
+set(REPRO_SCENARIO_PROGRAM_DIR ${CMAKE_BINARY_DIR}/tests/e2e/scenarios)
+
+function(repro_scenario_program target source)
+  add_executable(${target} ${REPRO_SCENARIO_SOURCE_DIR}/${source})
+  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/tests/programs)
+  target_compile_options(${target} PRIVATE -O1 -g)
+  set_target_properties(${target} PROPERTIES
+    RUNTIME_OUTPUT_DIRECTORY ${REPRO_SCENARIO_PROGRAM_DIR})
+endfunction()
+
+repro_scenario_program(scenario_isolation_client isolation_client.c)
+
+# scenario_name timeout_seconds, one per line, alphabetical.
+set(REPRO_SCENARIOS
+  "bad_input 120"
+  "divergence_report 120"
+  "interrupted_recording 180"
+  "isolation 120"
+  "lost_update_20_of_20 600"
+  "real_make 900"
+  "real_python_threads 600"
+  "real_shell_pipeline 300"
+  "real_xz 900"
+  "replay_after_files_deleted 120"
+)
+foreach(entry IN LISTS REPRO_SCENARIOS)
+  separate_arguments(entry)
+  list(GET entry 0 name)
+  list(GET entry 1 seconds)
+  add_test(NAME e2e/scenario/${name}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/scenarios/${name}.sh $<TARGET_FILE:repro> ${CMAKE_BINARY_DIR})
+  set_tests_properties(e2e/scenario/${name} PROPERTIES
+    LABELS "e2e" TIMEOUT ${seconds} SKIP_RETURN_CODE 77)
+endforeach()
