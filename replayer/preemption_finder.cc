@@ -19,22 +19,6 @@
 #include "replayer/replay_session.h"
 
 namespace repro::replayer {
-namespace {
-
-// TF (single step) and RF (resume flag) differ with how the thread was
-// stopped, not with what it computed.
-constexpr uint64_t kIgnoredFlags = 0x100 | 0x10000;
-
-bool same_user_state(const os::Registers& a, const os::Registers& b) {
-  return a.r15 == b.r15 && a.r14 == b.r14 && a.r13 == b.r13 && a.r12 == b.r12 && a.rbp == b.rbp &&
-         a.rbx == b.rbx && a.r11 == b.r11 && a.r10 == b.r10 && a.r9 == b.r9 && a.r8 == b.r8 &&
-         a.rax == b.rax && a.rcx == b.rcx && a.rdx == b.rdx && a.rsi == b.rsi && a.rdi == b.rdi &&
-         a.rip == b.rip && a.rsp == b.rsp && a.fs_base == b.fs_base && a.gs_base == b.gs_base &&
-         (a.eflags & ~kIgnoredFlags) == (b.eflags & ~kIgnoredFlags);
-}
-
-}  // namespace
-
 Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event& event) {
   os::Registers recorded;
   if (event.registers.size() != sizeof recorded) {
@@ -46,18 +30,15 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
 
   auto matches = [&]() -> Result<bool> {
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-    if (!same_user_state(regs, recorded)) {
-      if (getenv("REPRO_DEBUG_PREEMPT")) fprintf(stderr, "regs differ rip %llx/%llx rax %llx/%llx rcx %llx/%llx r11 %llx/%llx fl %llx/%llx rsp %llx/%llx rdi %llx/%llx rsi %llx/%llx rdx %llx/%llx\n", regs.rip, recorded.rip, regs.rax, recorded.rax, regs.rcx, recorded.rcx, regs.r11, recorded.r11, regs.eflags, recorded.eflags, regs.rsp, recorded.rsp, regs.rdi, recorded.rdi, regs.rsi, recorded.rsi, regs.rdx, recorded.rdx);
+    if (!os::same_user_state(regs, recorded)) {
       return false;
     }
     REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
     if (XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416)) !=
         event.extended_registers_hash) {
-      if (getenv("REPRO_DEBUG_PREEMPT")) fprintf(stderr, "xstate differs\n");
       return false;
     }
     REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
-    if (getenv("REPRO_DEBUG_PREEMPT")) fprintf(stderr, "mem %llx/%llx\n", (unsigned long long)memory_hash, (unsigned long long)event.memory_hash);
     return memory_hash == event.memory_hash;
   };
 

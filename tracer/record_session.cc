@@ -1,4 +1,5 @@
 #include "tracer/record_session.h"
+#include "tracer/record_thread.h"
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -72,21 +73,6 @@ std::string registers_bytes(const os::Registers& regs) {
 
 }  // namespace
 
-struct RecordSession::Thread {
-  pid_t tid = 0;
-  pid_t pid = 0;  // thread group id
-  uint32_t index = 0;
-  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting } state = State::kStarting;
-  bool entered_logged = false;
-  bool interrupt_requested = false;
-  bool exit_logged = false;
-  bool stepping_into_handler = false;  // single-stepping into a signal handler
-  pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
-  bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
-  int syscall_number = -1;
-  std::array<uint64_t, 6> args{};
-  std::string exec_filename;  // the path execve was given, read at its entry
-};
 
 RecordSession::RecordSession(const RecordOptions& options) : options_(options) {}
 
@@ -220,6 +206,7 @@ void RecordSession::schedule_next() {
     Thread* t = find(tid);
     current_ = tid;
     slice_start_ = std::chrono::steady_clock::now();
+    running_since_ = slice_start_;
     Status status = resume_user(*t);
     if (!status.is_ok()) {
       // The thread died while parked; its exit is reported by waitpid.
@@ -395,6 +382,19 @@ Result<RecordSession::StepResult> RecordSession::step() {
   int signal = WSTOPSIG(wait_status);
   int event = static_cast<unsigned>(wait_status) >> 16;
   Status status;
+  if (t->probing) {
+    if (is_spin_probe_hit(*t, wait_status)) {
+      status = on_spin_probe_hit(*t);
+      return status.is_ok() || status.code() == StatusCode::kTraceeDied
+                 ? Result<StepResult>(StepResult::kContinue)
+                 : Result<StepResult>(status);
+    }
+    // Anything else ends the probe: the thread left the loop.
+    status = remove_spin_probe(*t);
+    if (!status.is_ok() && status.code() != StatusCode::kTraceeDied) {
+      return status;
+    }
+  }
   if (t->stepping_into_handler) {
     bool consumed = false;
     status = finish_step_into_handler(*t, wait_status, &consumed);
@@ -616,7 +616,9 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     make_ready(t);
     return Status::ok();
   }
-  auto used = std::chrono::steady_clock::now() - slice_start_;
+  auto now = std::chrono::steady_clock::now();
+  running_since_ = now;
+  auto used = now - slice_start_;
   if (!ready_.empty() &&
       (policy_->switch_at_syscall(t.index, t.syscall_number) || used >= policy_->time_slice())) {
     release_cpu(t);
@@ -790,10 +792,7 @@ Status RecordSession::on_event_stop(Thread& t, int signal) {
   if (t.interrupt_requested) {
     t.interrupt_requested = false;
     if (t.state == Thread::State::kRunning) {
-      REPRO_RETURN_IF_ERROR(log_preempt(t));
-      release_cpu(t);
-      make_ready(t);
-      return Status::ok();
+      return on_interrupted(t);
     }
   }
   (void)signal;  // a group-stop (SIGSTOP and friends): keep the thread going

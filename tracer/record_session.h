@@ -98,6 +98,14 @@ class RecordSession {
   Status note_write_to_shared_file(Thread& t, int64_t written);
   Status emulate_rdtsc(Thread& t, bool* handled);
 
+  // Preemption (record_preemption.cc).
+  Status on_interrupted(Thread& t);
+  Status start_spin_probe(Thread& t);
+  Status arm_spin_probe(Thread& t);
+  Status on_spin_probe_hit(Thread& t);
+  Status remove_spin_probe(Thread& t);
+  bool is_spin_probe_hit(Thread& t, int wait_status);
+
   Status log(const format::Event& event);
   Thread* find(pid_t tid);
   Status handle_control_signal(int signal);
@@ -115,6 +123,8 @@ class RecordSession {
   pid_t current_ = 0;
   std::chrono::steady_clock::time_point slice_start_;
   std::chrono::steady_clock::time_point last_flush_;
+  // Start of the current thread's run without a syscall or switch.
+  std::chrono::steady_clock::time_point running_since_;
   uint32_t next_index_ = 0;
   pid_t root_pid_ = 0;
   int root_wait_status_ = 0;

@@ -26,9 +26,11 @@
 # A record run fails if its exit status differs from the native run's, a
 # replay run if its status differs from the recording's, and either one if it
 # times out. A failed workload is shown as FAILED in its row, with the phase,
-# the round and the first error line; its later rounds skip record and replay
-# (a hung replay would cost the time-out each round) but still time native and
-# strace. The script always goes on with the other workloads.
+# the round and the first error line. Its later rounds skip what failed (a
+# hung replay would cost the time-out every round): after a failed replay they
+# still time native, record and strace, after a failed record native and
+# strace. Medians and ratios use the rounds that succeeded. The script always
+# goes on with the other workloads.
 #
 # Exit status: 0 if every workload recorded and replayed, 1 if any FAILED,
 # 64 on a bad command line, 2 if something needed is missing.
@@ -141,6 +143,12 @@ commit=$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [ "$commit" != unknown ] && ! git -C "$repo_root" --no-optional-locks diff --quiet HEAD -- 2>/dev/null; then
   commit+=" (working tree differs from it)"
 fi
+# The commit names the source tree, not the binary: say so when the binary is
+# older than a source file (a stale build dir).
+newer_source=$(find "$repo_root" \( -name 'build*' -o -name '.git' \) -prune -o -type f \
+  \( -name '*.cc' -o -name '*.h' -o -name '*.c' -o -name '*.def' -o -name 'CMakeLists.txt' \) \
+  -newer "$repro" -print 2>/dev/null | head -n 1)
+[ -n "$newer_source" ] && commit+="; WARNING: the binary is older than ${newer_source#"$repo_root"/} (rebuild?)"
 strace_version="not installed: strace column empty"
 [ $have_strace -eq 1 ] && strace_version=$(strace -V 2>/dev/null | head -n 1)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -194,14 +202,14 @@ for round in $(seq 1 "$runs"); do
     native_status=$m_status
     line+=" native $m_seconds ($m_status)"
 
-    if [ -z "${failure[$w]:-}" ]; then
+    if [ "${failure[$w]:-}" = "" ] || [ "${failure[$w]%%|*}" = replay ]; then
       trace="$tmp/trace-$w-$round"
       measure "$w" "$round" record "$timeout_s" "$repro" record -o "$trace" -- "${cmd[@]}"
       record_status=$m_status record_seconds=$m_seconds
       line+=" record $m_seconds ($m_status)"
       if [ "$record_status" != "$native_status" ]; then
         failure[$w]="record|$round|$(describe_status "$record_status" "$timeout_s") (native: $native_status): $(first_error_line "$tmp/err")"
-      else
+      elif [ -z "${failure[$w]:-}" ]; then
         replay_limit=$(awk -v r="$record_seconds" -v cap="$timeout_s" \
           'BEGIN { l = int(5 * r) + 1; if (l < 30) l = 30; if (l > cap) l = cap; print l }')
         measure "$w" "$round" replay "$replay_limit" "$repro" replay "$trace"

@@ -204,4 +204,13 @@ Result<SignalDisposition> signal_disposition(pid_t tid, int signal) {
   return SignalDisposition::kDefault;
 }
 
+bool same_user_state(const Registers& a, const Registers& b) {
+  constexpr uint64_t kIgnoredFlags = 0x100 | 0x10000;  // TF, RF
+  return a.r15 == b.r15 && a.r14 == b.r14 && a.r13 == b.r13 && a.r12 == b.r12 && a.rbp == b.rbp &&
+         a.rbx == b.rbx && a.r11 == b.r11 && a.r10 == b.r10 && a.r9 == b.r9 && a.r8 == b.r8 &&
+         a.rax == b.rax && a.rcx == b.rcx && a.rdx == b.rdx && a.rsi == b.rsi && a.rdi == b.rdi &&
+         a.rip == b.rip && a.rsp == b.rsp && a.fs_base == b.fs_base && a.gs_base == b.gs_base &&
+         (a.eflags & ~kIgnoredFlags) == (b.eflags & ~kIgnoredFlags);
+}
+
 }  // namespace repro::os

@@ -40,6 +40,11 @@ Status write_memory(pid_t tid, uint64_t address, const void* data, size_t length
 /// executable private mappings; fast for large ranges.
 Status write_memory_forced(pid_t pid, uint64_t address, const void* data, size_t length);
 
+/// True if two register sets describe the same user-visible state: every
+/// general register, rip, rsp, fs/gs base, and eflags except TF and RF
+/// (which depend on how the thread was stopped, not on what it computed).
+bool same_user_state(const Registers& a, const Registers& b);
+
 enum class SignalDisposition { kCaught, kIgnored, kDefault };
 /// What delivering `signal` to `tid` would do: run a handler, nothing (set
 /// to SIG_IGN, or ignored by default), or the default action (terminate,

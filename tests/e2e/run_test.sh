@@ -7,7 +7,9 @@
 #   - the replay prints byte-identical stdout and stderr and exits with the
 #     same status as the recording.
 # Usage: run_test.sh REPRO PROGRAM VARIANT [ARGS...]
-#   VARIANT: default | short-slices (1 ms time slices: many preemptions)
+#   VARIANT: default | no-pin (repro and the program not bound to one CPU:
+#            other timings, other interleavings) | short-slices (1 ms time
+#            slices: many preemptions)
 # Exit 0 pass, 1 fail, 77 skip (ptrace not permitted here).
 # On failure the work directory is kept and the replay command printed.
 set -u
@@ -20,6 +22,7 @@ trace="$work/trace"
 record_flags=()
 case "$variant" in
   default) ;;
+  no-pin) record_flags=(--no-pin) ;;
   short-slices) record_flags=(--time-slice-ms 1) ;;
   *) echo "unknown variant '$variant'"; exit 2 ;;
 esac

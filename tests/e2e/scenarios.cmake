@@ -18,13 +18,18 @@ function(repro_scenario_program target source)
     RUNTIME_OUTPUT_DIRECTORY ${REPRO_SCENARIO_PROGRAM_DIR})
 endfunction()
 
+# divergence_report records the getpid build, then swaps in the getppid one.
+repro_scenario_program(scenario_divergence_getpid divergence_program.c)
+target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
+repro_scenario_program(scenario_divergence_getppid divergence_program.c)
+target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
-  "bad_input 120"
+  "bad_input 300"
   "divergence_report 120"
-  "interrupted_recording 180"
+  "interrupted_recording 300"
   "isolation 120"
   "lost_update_20_of_20 600"
   "real_make 900"

@@ -68,13 +68,14 @@ diff <(sort ../native.out) <(sort ../record.out) >../record.diff ||
 [ "$(build_outputs | wc -l)" -eq 7 ] || fail "the recorded build made: $(build_outputs)"
 bounded 60 make clean >/dev/null 2>&1 || fail "make clean failed"
 [ -z "$(build_outputs)" ] || fail "make clean left $(build_outputs)"
-ls -la >../before-replay.ls
+snapshot() { find . -printf '%p %y %s %T@\n' | sort; }
+snapshot >../before-replay.ls
 expect_check_complete ../trace
 
 # Replay from inside the project, where a real make would rebuild everything.
 expect_same_replay ../trace ../record.out ../record.err "$record_status" 300
 [ -z "$(build_outputs)" ] || fail "replay created files in the project: $(build_outputs)"
-ls -la >../after-replay.ls
+snapshot >../after-replay.ls
 diff ../before-replay.ls ../after-replay.ls >../replay-ls.diff ||
   fail "replay changed the project directory: $(head -n 10 ../replay-ls.diff)"
 pass "$(wc -l <../record.out) lines of make output, replay created no files"

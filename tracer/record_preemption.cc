@@ -1,0 +1,138 @@
+// Preempting a thread that runs without syscalls while others wait.
+//
+// Replay finds a preemption point by stopping at every visit of the
+// recorded instruction until registers and memory match, so a point inside
+// a hot loop costs one ptrace stop per iteration to replay. The recorder
+// therefore preempts where that is cheap, and elsewhere only when it must:
+// - At the end of a time slice the thread is interrupted and a breakpoint
+//   (the "spin probe") is put at the instruction it stands on. If the loop
+//   comes back there having written no memory, the thread is spinning
+//   (waiting for another thread, perhaps counting its turns): it is
+//   preempted right there. If registers are unchanged too, replay finds
+//   that state on the first matching visit; otherwise it pays one stop per
+//   visit since the thread's last event (see docs/replaying.md).
+// - If the state changed, the thread is doing work: it goes on, and is
+//   probed again after the next slice.
+// - A thread that has worked without a syscall for kMustPreemptAfter while
+//   others wait is preempted wherever it stands, so no thread starves.
+
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <xxhash.h>
+
+#include <algorithm>
+
+#include "core/os/memory_hash.h"
+#include "core/os/tracee.h"
+#include "tracer/record_session.h"
+#include "tracer/record_thread.h"
+
+namespace repro::tracer {
+namespace {
+
+// How long a working thread may keep the CPU while others wait. Long enough
+// that CPU-bound threads rarely need a costly preemption point; short
+// enough that a thread spinning in a way the probe cannot see (its
+// registers change every iteration) still lets the others progress.
+constexpr auto kMustPreemptAfter = std::chrono::milliseconds(1000);
+
+uint64_t xstate_hash(const std::string& xstate) {
+  // Same 416 bytes as log_preempt: the FXSAVE registers.
+  return XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416));
+}
+
+}  // namespace
+
+Status RecordSession::on_interrupted(Thread& t) {
+  auto ran = std::chrono::steady_clock::now() - running_since_;
+  if (ran >= std::max<std::chrono::steady_clock::duration>(kMustPreemptAfter,
+                                                          20 * policy_->time_slice())) {
+    REPRO_RETURN_IF_ERROR(log_preempt(t));
+    release_cpu(t);
+    make_ready(t);
+    return Status::ok();
+  }
+  return start_spin_probe(t);
+}
+
+Status RecordSession::start_spin_probe(Thread& t) {
+  REPRO_ASSIGN_OR_RETURN(t.probe_registers, os::get_registers(t.tid));
+  REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
+  REPRO_ASSIGN_OR_RETURN(t.probe_memory_hash, os::hash_writable_memory(t.pid));
+  t.probe_xstate_hash = xstate_hash(xstate);
+  t.probe_address = t.probe_registers.rip;
+  t.probing = true;
+  t.probe_armed = false;
+  slice_start_ = std::chrono::steady_clock::now();
+  // Step off the instruction first: a trap armed under the thread's feet
+  // would fire at once, with nothing changed, and look like a spin.
+  t.state = Thread::State::kRunning;
+  if (ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, 0) != 0) {
+    return os::ptrace_error(errno, "stepping", t.tid);
+  }
+  return Status::ok();
+}
+
+Status RecordSession::arm_spin_probe(Thread& t) {
+  REPRO_RETURN_IF_ERROR(
+      os::read_memory(t.tid, t.probe_address, &t.probe_original_word, sizeof t.probe_original_word));
+  uint64_t trap = (t.probe_original_word & ~uint64_t{0xff}) | 0xcc;
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, t.probe_address, &trap, sizeof trap));
+  t.probe_armed = true;
+  return resume_user(t);
+}
+
+Status RecordSession::remove_spin_probe(Thread& t) {
+  t.probing = false;
+  if (!t.probe_armed) {
+    return Status::ok();
+  }
+  t.probe_armed = false;
+  return os::write_memory(t.tid, t.probe_address, &t.probe_original_word,
+                          sizeof t.probe_original_word);
+}
+
+bool RecordSession::is_spin_probe_hit(Thread& t, int wait_status) {
+  if (!WIFSTOPPED(wait_status) || (static_cast<unsigned>(wait_status) >> 16) != 0 ||
+      WSTOPSIG(wait_status) != SIGTRAP) {
+    return false;
+  }
+  if (!t.probe_armed) {
+    return true;  // the step off the probed instruction is done
+  }
+  auto regs = os::get_registers(t.tid);
+  return regs.is_ok() && regs->rip == t.probe_address + 1;
+}
+
+Status RecordSession::on_spin_probe_hit(Thread& t) {
+  if (!t.probe_armed) {
+    return arm_spin_probe(t);
+  }
+  REPRO_RETURN_IF_ERROR(remove_spin_probe(t));
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  regs.rip = t.probe_address;
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  bool same = os::same_user_state(regs, t.probe_registers);
+  if (same) {
+    REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
+    same = xstate_hash(xstate) == t.probe_xstate_hash;
+  }
+  if (!same) {
+    // A turn of the loop that wrote no memory only counted or read: a spin
+    // with a counter (or a read-only loop). Preempting at this visit keeps
+    // replay's search to the visits since the thread's last event.
+    REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
+    same = memory_hash == t.probe_memory_hash;
+  }
+  if (same && !ready_.empty()) {
+    // A full turn of the loop changed no memory: it waits for someone else.
+    REPRO_RETURN_IF_ERROR(log_preempt(t));
+    release_cpu(t);
+    make_ready(t);
+    return Status::ok();
+  }
+  slice_start_ = std::chrono::steady_clock::now();
+  return resume_user(t);
+}
+
+}  // namespace repro::tracer

@@ -1,0 +1,41 @@
+#pragma once
+// RecordSession::Thread: the recorder's state for one tracee thread. Only
+// the record session's own files include this.
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "core/os/tracee.h"
+#include "tracer/record_session.h"
+
+namespace repro::tracer {
+
+struct RecordSession::Thread {
+  pid_t tid = 0;
+  pid_t pid = 0;  // thread group id
+  uint32_t index = 0;
+  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting } state = State::kStarting;
+  bool entered_logged = false;
+  bool interrupt_requested = false;
+  bool exit_logged = false;
+  bool stepping_into_handler = false;  // single-stepping into a signal handler
+  // A breakpoint at the loop the thread was interrupted in, to tell a spin
+  // (state repeats) from work (state changes): see record_preemption.cc.
+  bool probing = false;
+  bool probe_armed = false;  // the breakpoint is in place (after one step)
+  uint64_t probe_address = 0;
+  uint64_t probe_original_word = 0;
+  os::Registers probe_registers{};
+  uint64_t probe_xstate_hash = 0;
+  uint64_t probe_memory_hash = 0;
+  pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
+  bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
+  int syscall_number = -1;
+  std::array<uint64_t, 6> args{};
+  std::string exec_filename;  // the path execve was given, read at its entry
+};
+
+}  // namespace repro::tracer
