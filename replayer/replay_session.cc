@@ -497,6 +497,8 @@ Status ReplaySession::on_thread_start(const format::Event& event) {
   bool same_process = ptrace_event == PTRACE_EVENT_CLONE && (event.clone_flags & CLONE_THREAD);
   child.pid = same_process ? parent.pid : child.tid;
   child.recorded_tid = event.recorded_tid;
+  child.parent_index = parent.index;
+  child.shares_parent_memory = (event.clone_flags & CLONE_VM) && !same_process;
   child.where = ReplayThread::Where::kStarting;
   threads_[child.index] = child;
   return resume(parent, PTRACE_SYSCALL);
@@ -527,7 +529,16 @@ Status ReplaySession::on_exec(const format::Event& event) {
     return diverged(t, fmt::format("execve(\"{}\")", event.path),
                     describe_syscall(t.syscall_number, t.args));
   }
-  REPRO_RETURN_IF_ERROR(write_exec_path(t, event, t.args[0]));
+  // The path is replaced in place (same length) and put back afterwards
+  // where the old memory lives on: in a vfork parent sharing it, and in the
+  // new image's argv[0] when the program passed the same string as both.
+  uint64_t argv0 = 0;
+  if (t.args[1] != 0) {
+    REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, t.args[1], &argv0, sizeof argv0));
+  }
+  bool path_is_argv0 = argv0 == t.args[0];
+  uint64_t filename_address = t.args[0];
+  REPRO_RETURN_IF_ERROR(write_exec_path(t, event, filename_address));
   REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
   // The exec stop is reported under the thread group leader's tid when a
   // non-leader thread execs.
@@ -566,6 +577,18 @@ Status ReplaySession::on_exec(const format::Event& event) {
     stashed_stops_[tid].push_back(status);
   }
   REPRO_RETURN_IF_ERROR(restore_exec_state(t, event));
+  if (t.shares_parent_memory) {
+    ReplayThread& parent = thread(t.parent_index);
+    REPRO_RETURN_IF_ERROR(
+        os::write_memory(parent.tid, filename_address, event.path.data(), event.path.size()));
+  }
+  if (path_is_argv0) {
+    REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+    uint64_t new_argv0 = 0;
+    REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, regs.rsp + 8, &new_argv0, sizeof new_argv0));
+    REPRO_RETURN_IF_ERROR(
+        os::write_memory(t.tid, new_argv0, event.path.data(), event.path.size()));
+  }
   return resume(t, PTRACE_SYSCALL);
 }
 

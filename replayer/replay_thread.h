@@ -18,6 +18,8 @@ struct ReplayThread {
   pid_t tid = 0;           // live tid
   pid_t pid = 0;           // live thread group id
   int32_t recorded_tid = 0;
+  uint32_t parent_index = 0;
+  bool shares_parent_memory = false;  // created with CLONE_VM (vfork, posix_spawn)
 
   enum class Where {
     kStarting,   // created; its first ptrace-stop has not been seen

@@ -35,17 +35,24 @@ scenario_start() {
   fi
   work=$(mktemp -d "${TMPDIR:-/tmp}/repro-scenario-$scenario-XXXXXX") || exit 1
   cd "$work" || exit 1
+  # fd 9 is the scenario's own stdout, for verdicts given while stdout is
+  # redirected (a timeout inside `bounded ... >FILE`). Commands run through
+  # bounded and start_background do not inherit it.
+  exec 9>&1
   trap stop_background EXIT
+  trap 'fail "killed by SIGTERM"' TERM
+  trap 'fail "interrupted by SIGINT"' INT
 }
 
 fail() {
-  echo "FAIL [$scenario]: $*"
-  echo "  work directory kept: $work"
+  trap - TERM INT
+  echo "FAIL [$scenario]: $*" >&9
+  echo "  work directory kept: $work" >&9
   exit 1
 }
 
 pass() {
-  echo "PASS [$scenario]: $*"
+  echo "PASS [$scenario]: $*" >&9
   cd / && rm -rf "$work"
   exit 0
 }
@@ -70,7 +77,7 @@ bounded() {
   local seconds=$1
   shift
   local started=$SECONDS status
-  timeout -k 5 "$seconds" "$@"
+  timeout -k 5 "$seconds" "$@" 9>&-
   status=$?
   # 124: timed out; 137 after the limit: it ignored SIGTERM and got SIGKILL.
   if [ "$status" -eq 124 ] || { [ "$status" -eq 137 ] && ((SECONDS - started >= seconds)); }; then
@@ -83,7 +90,7 @@ bounded() {
 # permitted" into a skip.
 skip_unless_ptrace() {
   if grep -q 'ptrace is not permitted' "$1"; then
-    echo "SKIP [$scenario]: ptrace is not permitted here"
+    echo "SKIP [$scenario]: ptrace is not permitted here" >&9
     cd / && rm -rf "$work"
     exit 77
   fi
@@ -141,7 +148,7 @@ replay_hint() { printf '\n  replay with: %s replay --events %s' "$repro" "$(real
 # start_background COMMAND...: runs COMMAND in the background, remembering its
 # pid in $background_pid so that it is killed when the scenario exits.
 start_background() {
-  "$@" &
+  "$@" 9>&- &
   background_pid=$!
   background_pids+=("$background_pid")
 }
