@@ -36,12 +36,26 @@ namespace {
 // registers change every iteration) still lets the others progress.
 constexpr auto kMustPreemptAfter = std::chrono::milliseconds(1000);
 
+// The first probe of a run comes this soon after the thread got the CPU (or
+// made its last syscall), so a spinning thread is caught after few turns of
+// its loop: replay pays one stop per turn before the preemption point. Later
+// probes come once per time slice. A probe costs two stops and a hash of
+// writable memory.
+constexpr auto kFirstProbeAfter = std::chrono::milliseconds(2);
+
 uint64_t xstate_hash(const std::string& xstate) {
   // Same 416 bytes as log_preempt: the FXSAVE registers.
   return XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416));
 }
 
 }  // namespace
+
+std::chrono::steady_clock::time_point RecordSession::interrupt_deadline() const {
+  if (!probed_this_run_) {
+    return std::min(running_since_ + kFirstProbeAfter, slice_start_ + policy_->time_slice());
+  }
+  return slice_start_ + policy_->time_slice();
+}
 
 Status RecordSession::on_interrupted(Thread& t) {
   auto ran = std::chrono::steady_clock::now() - running_since_;
@@ -62,6 +76,7 @@ Status RecordSession::start_spin_probe(Thread& t) {
   t.probe_xstate_hash = xstate_hash(xstate);
   t.probe_address = t.probe_registers.rip;
   t.probing = true;
+  probed_this_run_ = true;
   t.probe_armed = false;
   slice_start_ = std::chrono::steady_clock::now();
   // Step off the instruction first: a trap armed under the thread's feet

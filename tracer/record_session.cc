@@ -207,6 +207,7 @@ void RecordSession::schedule_next() {
     current_ = tid;
     slice_start_ = std::chrono::steady_clock::now();
     running_since_ = slice_start_;
+    probed_this_run_ = false;
     Status status = resume_user(*t);
     if (!status.is_ok()) {
       // The thread died while parked; its exit is reported by waitpid.
@@ -317,8 +318,8 @@ Result<RecordSession::StepResult> RecordSession::step() {
   Thread* current = current_ ? find(current_) : nullptr;
   if (current != nullptr && !ready_.empty()) {
     if (current->state == Thread::State::kRunning && !current->interrupt_requested) {
-      auto used = std::chrono::duration_cast<std::chrono::milliseconds>(now - slice_start_);
-      timeout_ms = static_cast<int>(std::max<int64_t>(0, (policy_->time_slice() - used).count()));
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(interrupt_deadline() - now);
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     } else if (current->state == Thread::State::kInSyscall) {
       timeout_ms = kInKernelGraceMs;
     }
@@ -346,9 +347,8 @@ Result<RecordSession::StepResult> RecordSession::step() {
       // Nothing happened within the timeout: act on the current thread.
       current = current_ ? find(current_) : nullptr;
       if (current != nullptr && !ready_.empty()) {
-        auto waited = std::chrono::steady_clock::now() - slice_start_;
         if (current->state == Thread::State::kRunning && !current->interrupt_requested &&
-            waited >= policy_->time_slice()) {
+            std::chrono::steady_clock::now() >= interrupt_deadline()) {
           current->interrupt_requested = true;
           if (ptrace(PTRACE_INTERRUPT, current->tid, nullptr, nullptr) != 0 && errno != ESRCH) {
             return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");
@@ -618,6 +618,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   }
   auto now = std::chrono::steady_clock::now();
   running_since_ = now;
+  probed_this_run_ = false;
   auto used = now - slice_start_;
   if (!ready_.empty() &&
       (policy_->switch_at_syscall(t.index, t.syscall_number) || used >= policy_->time_slice())) {

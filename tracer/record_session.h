@@ -100,6 +100,9 @@ class RecordSession {
 
   // Preemption (record_preemption.cc).
   Status on_interrupted(Thread& t);
+  /// When to interrupt the running thread while others wait: a first spin
+  /// probe soon after it got the CPU, then once per time slice.
+  std::chrono::steady_clock::time_point interrupt_deadline() const;
   Status start_spin_probe(Thread& t);
   Status arm_spin_probe(Thread& t);
   Status on_spin_probe_hit(Thread& t);
@@ -125,6 +128,7 @@ class RecordSession {
   std::chrono::steady_clock::time_point last_flush_;
   // Start of the current thread's run without a syscall or switch.
   std::chrono::steady_clock::time_point running_since_;
+  bool probed_this_run_ = false;  // the first spin probe of this run was made
   uint32_t next_index_ = 0;
   pid_t root_pid_ = 0;
   int root_wait_status_ = 0;
