@@ -6,7 +6,7 @@
 # median per-run ratios as a plain-text table, with the machine it ran on.
 #
 # Usage: run_overhead.sh [--runs N] [--repro PATH] [--build DIR]
-#                        [--timeout S] [--only REGEX]
+#                        [--timeout S] [--only REGEX] [--keep-failed DIR]
 #   --runs N      rounds per workload (default 5)
 #   --build DIR   build dir configured with -DREPRO_BUILD_BENCH=ON, holding
 #                 bench/overhead/<workload> and timed_run (default: build-bench
@@ -16,6 +16,8 @@
 #                 a replay gets max(30 s, 5 x that round's record time), capped
 #                 at S, since replay should never take longer than record
 #   --only REGEX  run only the workloads whose name matches REGEX (grep -E)
+#   --keep-failed DIR  move the trace and stderr of each failed record or
+#                 replay into DIR/<workload>-round<R>/ instead of deleting them
 #
 # Times are wall-clock, CLOCK_MONOTONIC, taken by timed_run around the command
 # (fork and exec included). stdout of every run goes to /dev/null, stderr to a
@@ -39,7 +41,7 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
 
-usage() { sed -n '8,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '8,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() {
   echo "run_overhead.sh: $*" >&2
   exit 2
@@ -50,6 +52,7 @@ build_dir="$repo_root/build-bench"
 repro=""
 timeout_s=300
 only=""
+keep_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=${2:-}; shift 2 || { usage >&2; exit 64; } ;;
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
     --build) build_dir=${2:-}; shift 2 || { usage >&2; exit 64; } ;;
     --timeout) timeout_s=${2:-}; shift 2 || { usage >&2; exit 64; } ;;
     --only) only=${2:-}; shift 2 || { usage >&2; exit 64; } ;;
+    --keep-failed) keep_dir=${2:-}; shift 2 || { usage >&2; exit 64; } ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run_overhead.sh: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
   esac
@@ -68,6 +72,10 @@ done
 [ -d "$build_dir" ] || die "build dir '$build_dir' not found; build with:
   cmake -S $repo_root -B $build_dir -DCMAKE_BUILD_TYPE=Release -DREPRO_BUILD_BENCH=ON && cmake --build $build_dir"
 build_dir=$(cd "$build_dir" && pwd)
+if [ -n "$keep_dir" ]; then
+  mkdir -p "$keep_dir" || die "cannot create '$keep_dir'"
+  keep_dir=$(cd "$keep_dir" && pwd)
+fi
 [ -n "$repro" ] || repro="$build_dir/repro"
 if [[ "$repro" == */* ]]; then
   repro="$(cd "$(dirname "$repro")" 2>/dev/null && pwd)/$(basename "$repro")"
@@ -192,6 +200,17 @@ describe_status() {
   esac
 }
 
+# keep_failed NAME ROUND TRACE: with --keep-failed, keeps TRACE (possibly
+# incomplete) and the failed run's stderr for a post-mortem.
+keep_failed() {
+  [ -n "$keep_dir" ] || return 0
+  local dest="$keep_dir/$1-round$2"
+  rm -rf "$dest"
+  mkdir -p "$dest" && cp "$tmp/err" "$dest/stderr"
+  [ -e "$3" ] && mv "$3" "$dest/trace"
+  echo "kept $dest" >&2
+}
+
 echo "repro overhead: ${#selected[@]} workloads x $runs rounds (progress on stderr)" >&2
 for round in $(seq 1 "$runs"); do
   for w in "${selected[@]}"; do
@@ -209,6 +228,7 @@ for round in $(seq 1 "$runs"); do
       line+=" record $m_seconds ($m_status)"
       if [ "$record_status" != "$native_status" ]; then
         failure[$w]="record|$round|$(describe_status "$record_status" "$timeout_s") (native: $native_status): $(first_error_line "$tmp/err")"
+        keep_failed "$w" "$round" "$trace"
       elif [ -z "${failure[$w]:-}" ]; then
         replay_limit=$(awk -v r="$record_seconds" -v cap="$timeout_s" \
           'BEGIN { l = int(5 * r) + 1; if (l < 30) l = 30; if (l > cap) l = cap; print l }')
@@ -216,6 +236,7 @@ for round in $(seq 1 "$runs"); do
         line+=" replay $m_seconds ($m_status)"
         if [ "$m_status" != "$record_status" ]; then
           failure[$w]="replay|$round|$(describe_status "$m_status" "$replay_limit") (recorded: $record_status): $(first_error_line "$tmp/err")"
+          keep_failed "$w" "$round" "$trace"
         fi
       fi
       rm -rf "$trace"
@@ -309,6 +330,8 @@ for w in "${selected[@]}"; do
     set_command "$w"
     notes+=("$w: $f_phase FAILED in round $f_round/$runs: $f_msg
     reproduce: $repro record -o T -- $(printf '%q ' "${cmd[@]}")&& $repro replay --events T 2>&1 | tail")
+    [ -n "$keep_dir" ] && notes[-1]+="
+    kept: $keep_dir/$w-round$f_round/"
   fi
   # shellcheck disable=SC2059
   printf "$fmt" "$w" "$(fmt_seconds "$native")" "$record_cell" "$replay_cell" \
