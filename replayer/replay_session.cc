@@ -206,12 +206,7 @@ Status ReplaySession::advance_to_syscall(ReplayThread& t) {
       return diverged(t, "a syscall", describe_stop(status));
     }
     if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
-      REPRO_ASSIGN_OR_RETURN(t.entry_regs, os::get_registers(t.tid));
-      const os::Registers& r = t.entry_regs;
-      t.syscall_number = static_cast<int>(r.orig_rax);
-      t.args = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
-      t.where = ReplayThread::Where::kAtEntry;
-      return Status::ok();
+      return note_syscall_entry(t);
     }
     int signal = WSTOPSIG(status);
     if (stop_event(status) == 0 && signal != (SIGTRAP | 0x80)) {
@@ -227,6 +222,15 @@ Status ReplaySession::advance_to_syscall(ReplayThread& t) {
     }
     REPRO_RETURN_IF_ERROR(resume(t));
   }
+}
+
+Status ReplaySession::note_syscall_entry(ReplayThread& t) {
+  REPRO_ASSIGN_OR_RETURN(t.entry_regs, os::get_registers(t.tid));
+  const os::Registers& r = t.entry_regs;
+  t.syscall_number = static_cast<int>(r.orig_rax);
+  t.args = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
+  t.where = ReplayThread::Where::kAtEntry;
+  return Status::ok();
 }
 
 Status ReplaySession::check_syscall(ReplayThread& t, const format::Event& event) {
@@ -252,12 +256,7 @@ Status ReplaySession::settle_after_step(ReplayThread& t) {
       return Status::ok();
     }
     if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
-      REPRO_ASSIGN_OR_RETURN(t.entry_regs, os::get_registers(t.tid));
-      const os::Registers& r = t.entry_regs;
-      t.syscall_number = static_cast<int>(r.orig_rax);
-      t.args = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
-      t.where = ReplayThread::Where::kAtEntry;
-      return Status::ok();
+      return note_syscall_entry(t);
     }
     if (stop_event(status) == 0 && WSTOPSIG(status) == SIGTRAP) {
       t.where = ReplayThread::Where::kParked;

@@ -100,6 +100,8 @@ class ReplaySession {
 
   // Moving threads.
   Status advance_to_syscall(ReplayThread& t);
+  /// Records, for a thread at a seccomp stop, which syscall it entered.
+  Status note_syscall_entry(ReplayThread& t);
   Status check_syscall(ReplayThread& t, const format::Event& event);
   Status ensure_started(ReplayThread& t);
   Status resume(ReplayThread& t, int request = 0, int signal = 0);
