@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/base/scoped_fd.h"
+#include "core/format/file_util.h"
 #include "core/syscalls/syscall_table.h"
 #include "replayer/divergence.h"
 #include "replayer/replay_session.h"
@@ -385,17 +386,8 @@ Status ReplaySession::emit_output(const format::Event& event) {
     return Status::ok();
   }
   for (const format::MemoryWrite& write : event.writes) {
-    size_t done = 0;
-    while (done < write.bytes.size()) {
-      ssize_t n = ::write(fd, write.bytes.data() + done, write.bytes.size() - done);
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n <= 0) {
-        return Status::from_errno(errno, "printing the program's recorded output");
-      }
-      done += static_cast<size_t>(n);
-    }
+    REPRO_RETURN_IF_ERROR(format::write_all(fd, write.bytes.data(), write.bytes.size(),
+                                            fd == STDOUT_FILENO ? "stdout" : "stderr"));
   }
   return Status::ok();
 }

@@ -1,5 +1,7 @@
 #include "core/format/event_stream.h"
 
+#include "core/format/file_util.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <lz4frame.h>
@@ -69,23 +71,9 @@ Status MemoryByteSource::read_at(uint64_t offset, uint8_t* dst, size_t length) {
 }
 
 Result<std::unique_ptr<FileByteSource>> FileByteSource::open(const std::string& path) {
-  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    int err = errno;
-    if (err == ENOENT) {
-      return Status::error(StatusCode::kNotFound, fmt::format("'{}' does not exist", path));
-    }
-    return Status::from_errno(err, fmt::format("opening '{}'", path));
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) {
-    return Status::from_errno(errno, fmt::format("stat of '{}'", path));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return Status::error(StatusCode::kIoError, fmt::format("'{}' is not a regular file", path));
-  }
-  return std::unique_ptr<FileByteSource>(
-      new FileByteSource(std::move(fd), static_cast<uint64_t>(st.st_size), path));
+  uint64_t size_bytes = 0;
+  REPRO_ASSIGN_OR_RETURN(ScopedFd fd, open_regular_file(path, StatusCode::kIoError, &size_bytes));
+  return std::unique_ptr<FileByteSource>(new FileByteSource(std::move(fd), size_bytes, path));
 }
 
 Status FileByteSource::read_at(uint64_t offset, uint8_t* dst, size_t length) {

@@ -67,7 +67,8 @@ Status write_file_atomic(const std::string& dir, const std::string& name, std::s
   return status;
 }
 
-Result<std::string> read_small_file(const std::string& path, size_t max_bytes) {
+Result<ScopedFd> open_regular_file(const std::string& path, StatusCode not_regular,
+                                   uint64_t* size_bytes) {
   ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     int err = errno;
@@ -81,15 +82,22 @@ Result<std::string> read_small_file(const std::string& path, size_t max_bytes) {
     return Status::from_errno(errno, fmt::format("stat of '{}'", path));
   }
   if (!S_ISREG(st.st_mode)) {
-    return Status::error(StatusCode::kCorruption, fmt::format("'{}' is not a regular file", path));
+    return Status::error(not_regular, fmt::format("'{}' is not a regular file", path));
   }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+  *size_bytes = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+Result<std::string> read_small_file(const std::string& path, size_t max_bytes) {
+  uint64_t size_bytes = 0;
+  REPRO_ASSIGN_OR_RETURN(ScopedFd fd, open_regular_file(path, StatusCode::kCorruption, &size_bytes));
+  if (size_bytes > max_bytes) {
     return Status::error(
         StatusCode::kCorruption,
-        fmt::format("'{}' is {} bytes, more than the {} allowed", path, st.st_size, max_bytes));
+        fmt::format("'{}' is {} bytes, more than the {} allowed", path, size_bytes, max_bytes));
   }
   std::string content;
-  content.resize(static_cast<size_t>(st.st_size));
+  content.resize(static_cast<size_t>(size_bytes));
   size_t done = 0;
   while (done < content.size()) {
     ssize_t n = ::read(fd.get(), content.data() + done, content.size() - done);

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/scoped_fd.h"
 #include "core/base/status.h"
 
 namespace repro::format {
@@ -25,6 +26,12 @@ Status write_all(int fd, const void* bytes, size_t length, const std::string& wh
 /// The file gets permission bits `mode`.
 Status write_file_atomic(const std::string& dir, const std::string& name, std::string_view content,
                          unsigned mode = 0644);
+
+/// Opens `path` read-only and checks it is a regular file; *size_bytes gets
+/// its size. Errors: not_found if absent, `not_regular` if it is not a
+/// regular file, io_error otherwise.
+Result<ScopedFd> open_regular_file(const std::string& path, StatusCode not_regular,
+                                   uint64_t* size_bytes);
 
 /// Reads a whole file of at most `max_bytes`. Errors: not_found if absent,
 /// corruption if larger than max_bytes, io_error otherwise.
