@@ -577,9 +577,11 @@ Status ReplaySession::on_exec(const format::Event& event) {
   }
   REPRO_RETURN_IF_ERROR(restore_exec_state(t, event));
   if (t.shares_parent_memory) {
+    // The parent is not stopped (the exec just woke it from vfork), so
+    // write through /proc/PID/mem, which needs no ptrace-stop.
     ReplayThread& parent = thread(t.parent_index);
-    REPRO_RETURN_IF_ERROR(
-        os::write_memory(parent.tid, filename_address, event.path.data(), event.path.size()));
+    REPRO_RETURN_IF_ERROR(os::write_memory_forced(parent.tid, filename_address,
+                                                  event.path.data(), event.path.size()));
   }
   if (path_is_argv0) {
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
