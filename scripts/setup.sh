@@ -9,7 +9,7 @@ packages=(
   libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev
-  python3 make xz-utils strace
+  python3 make xz-utils strace iproute2
 )
 
 missing=()
