@@ -16,7 +16,9 @@ int main(void) {
   test_init();
   pid_t my_pgid = getpgid(0);
   pid_t my_sid = getsid(0);
-  check(my_pgid > 0 && my_sid > 0);
+  /* 0 when the group or session leader lives outside our pid namespace
+   * (a container, a CI sandbox). */
+  check(my_pgid >= 0 && my_sid >= 0);
   check(getpgrp() == my_pgid);
 
   pid_t pid = fork();
