@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/base/status.h"
@@ -96,7 +97,17 @@ class ReplaySession {
   Status emit_output(const format::Event& event);
   Status apply_write_to_shared_file(ReplayThread& t, const format::Event& event);
   Status wait_syscall_exit(ReplayThread& t);
-  Status execute_sigsuspend(ReplayThread& t, const format::Event& event);
+  Status write_recorded_memory(ReplayThread& t, const format::Event& event);
+  /// The signal mask a syscall installs while it waits (rt_sigsuspend,
+  /// ppoll, pselect6, epoll_pwait, epoll_pwait2), if it was given one.
+  struct SignalMask {
+    uint64_t address = 0;
+    uint64_t size = 0;
+  };
+  Result<std::optional<SignalMask>> temporary_signal_mask(const ReplayThread& t,
+                                                          const format::Event& event);
+  Status wait_under_temporary_mask(ReplayThread& t, const format::Event& event,
+                                   const SignalMask& mask);
 
   // Moving threads.
   Status advance_to_syscall(ReplayThread& t);
@@ -122,12 +133,12 @@ class ReplaySession {
   std::unique_ptr<format::TraceReader> reader_;
   ExecPaths exec_paths_;
   std::map<uint32_t, ReplayThread> threads_;
-  std::map<pid_t, std::deque<int>> stashed_stops_;
-  std::deque<format::Event> lookahead_;  // events read ahead of replay
+  std::map<pid_t, std::deque<int>> stashed_stops_;  // stops seen while waiting for another thread
+  std::deque<format::Event> lookahead_;             // events read ahead of replay
   // Files mapped MAP_SHARED: recorded path -> (scratch copy, its content id).
   std::map<std::string, std::pair<std::string, std::string>> shared_files_;
-  std::string mapped_path_;   // path of the last kMappedFile event
-  int64_t mapped_offset_ = 0;  // and its result (address, or file offset of a write)  // stops seen while waiting for another thread
+  std::string mapped_path_;    // path of the last kMappedFile event
+  int64_t mapped_offset_ = 0;  // and its result (address, or file offset of a write)
   uint64_t event_index_ = 0;
   pid_t root_pid_ = 0;
   bool root_reaped_ = false;

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "core/base/scoped_fd.h"
@@ -29,7 +30,9 @@ namespace {
 constexpr int64_t kErestartSys = -512;
 constexpr int64_t kErestartBlock = -516;
 
-bool is_restart_result(int64_t result) { return result <= kErestartSys && result >= kErestartBlock; }
+bool is_restart_result(int64_t result) {
+  return result <= kErestartSys && result >= kErestartBlock;
+}
 
 // Executed syscalls whose result must match the recording, because the
 // program will use it as an address.
@@ -71,17 +74,18 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
     return emulate(t, event);
   }
   if (event.syscall_flags & format::kSyscallEffectsUnknown) {
-    return Status::error(
-        StatusCode::kUnsupported,
-        fmt::format("event #{}: {} (thread t{}) wrote memory that repro does not know how to "
-                    "record; replay refuses to guess",
-                    event_index_, describe_syscall(number, event.args), t.index));
+    return Status::error(StatusCode::kUnsupported,
+                         fmt::format("event #{}: {} (thread t{}) wrote memory "
+                                     "that repro does not know how to "
+                                     "record; replay refuses to guess",
+                                     event_index_, describe_syscall(number, event.args), t.index));
   }
   if (number == SYS_exit || number == SYS_exit_group) {
     return resume(t);
   }
-  if (number == SYS_rt_sigsuspend) {
-    return execute_sigsuspend(t, event);
+  REPRO_ASSIGN_OR_RETURN(std::optional<SignalMask> mask, temporary_signal_mask(t, event));
+  if (mask) {
+    return wait_under_temporary_mask(t, event, *mask);
   }
   if (number == SYS_rt_sigreturn) {
     return execute(t, event);  // its "result" is the restored rax
@@ -93,8 +97,9 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
     return execute_mmap(t, event);
   }
   if (number == SYS_clone || number == SYS_fork || number == SYS_vfork || number == SYS_execve) {
-    return diverged(t, "the thread-creation events that precede a successful " +
-                           std::string(syscalls::syscall_name(number)),
+    return diverged(t,
+                    "the thread-creation events that precede a successful " +
+                        std::string(syscalls::syscall_name(number)),
                     describe_syscall(number, t.args));
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(number);
@@ -120,17 +125,23 @@ Status ReplaySession::apply_write_to_shared_file(ReplayThread& t, const format::
   return Status::ok();
 }
 
+Status ReplaySession::write_recorded_memory(ReplayThread& t, const format::Event& event) {
+  bool output = event.syscall_flags & (format::kSyscallOutputStdout | format::kSyscallOutputStderr);
+  if (output) {
+    return Status::ok();  // its "writes" are the bytes it wrote out
+  }
+  for (const format::MemoryWrite& write : event.writes) {
+    REPRO_RETURN_IF_ERROR(
+        os::write_memory(t.tid, write.address, write.bytes.data(), write.bytes.size()));
+  }
+  return Status::ok();
+}
+
 Status ReplaySession::emulate(ReplayThread& t, const format::Event& event) {
   if (event.syscall_flags & format::kSyscallWritesMappedFile) {
     REPRO_RETURN_IF_ERROR(apply_write_to_shared_file(t, event));
   }
-  bool output = event.syscall_flags & (format::kSyscallOutputStdout | format::kSyscallOutputStderr);
-  if (!output) {
-    for (const format::MemoryWrite& write : event.writes) {
-      REPRO_RETURN_IF_ERROR(
-          os::write_memory(t.tid, write.address, write.bytes.data(), write.bytes.size()));
-    }
-  }
+  REPRO_RETURN_IF_ERROR(write_recorded_memory(t, event));
   os::Registers regs = t.entry_regs;
   if (is_restart_result(event.result)) {
     // The recorded syscall was interrupted by a signal. The kernel decides
@@ -158,20 +169,80 @@ Status ReplaySession::emulate(ReplayThread& t, const format::Event& event) {
   return Status::ok();
 }
 
-Status ReplaySession::execute_sigsuspend(ReplayThread& t, const format::Event& event) {
-  // rt_sigsuspend ends when a signal arrives, and that signal's handler must
-  // run under the mask it installs, so it cannot be skipped: send the
-  // thread's next recorded signal first, then let it run for real.
+Result<std::optional<ReplaySession::SignalMask>> ReplaySession::temporary_signal_mask(
+    const ReplayThread& t, const format::Event& event) {
+  const auto& a = event.args;
+  SignalMask mask;
+  switch (event.syscall_number) {
+    case SYS_rt_sigsuspend:
+      mask = {a[0], a[1]};
+      break;
+    case SYS_ppoll:
+      mask = {a[3], a[4]};
+      break;
+    case SYS_epoll_pwait:
+    case SYS_epoll_pwait2:
+      mask = {a[4], a[5]};
+      break;
+    case SYS_pselect6: {
+      if (a[5] == 0) {
+        return std::optional<SignalMask>{};
+      }
+      // The sixth argument points at { const sigset_t* set; size_t size; }.
+      uint64_t pair[2];
+      REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, a[5], pair, sizeof pair));
+      mask = {pair[0], pair[1]};
+      break;
+    }
+    default:
+      return std::optional<SignalMask>{};
+  }
+  if (mask.address == 0) {
+    return std::optional<SignalMask>{};
+  }
+  return std::optional<SignalMask>{mask};
+}
+
+Status ReplaySession::wait_under_temporary_mask(ReplayThread& t, const format::Event& event,
+                                                const SignalMask& mask) {
+  // These syscalls install a signal mask for as long as they wait, and a
+  // signal they were interrupted by runs its handler under that mask (the
+  // old one comes back at rt_sigreturn). The signal may be blocked
+  // otherwise, so it cannot be delivered after a skipped syscall: send the
+  // thread's next recorded signal first, then run rt_sigsuspend with the
+  // same mask for real in the syscall's place. It returns at once, with the
+  // kernel set to restore the old mask after the handler.
   REPRO_ASSIGN_OR_RETURN(const format::Event* next, peek_next_of_thread(t.index));
-  if (next == nullptr || next->kind != format::EventKind::kSignal) {
+  bool interrupted = event.result == -EINTR || is_restart_result(event.result);
+  if (!interrupted || next == nullptr || next->kind != format::EventKind::kSignal ||
+      (next->signal_flags & format::kSignalSynchronous)) {
     return emulate(t, event);
   }
   if (syscall(SYS_tgkill, t.pid, t.tid, next->signal_number) != 0) {
-    return Status::from_errno(errno, fmt::format("sending signal {} to thread t{}",
-                                                 next->signal_number, t.index));
+    return Status::from_errno(
+        errno, fmt::format("sending signal {} to thread t{}", next->signal_number, t.index));
   }
   t.queued_signal = next->signal_number;
-  return execute(t, event);
+  if (event.syscall_number == SYS_rt_sigsuspend) {
+    return execute(t, event);
+  }
+  REPRO_RETURN_IF_ERROR(write_recorded_memory(t, event));
+  os::Registers regs = t.entry_regs;
+  regs.orig_rax = SYS_rt_sigsuspend;
+  regs.rdi = mask.address;
+  regs.rsi = mask.size;
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+  REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+  // Back to the recorded syscall and result before the signal is handled:
+  // the kernel turns a restart result into EINTR or a restart by them.
+  REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+  regs.orig_rax = static_cast<uint64_t>(event.syscall_number);
+  regs.rax = static_cast<uint64_t>(event.result);
+  set_args(regs, t.args);
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  t.where = ReplayThread::Where::kParked;
+  return Status::ok();
 }
 
 Status ReplaySession::execute(ReplayThread& t, const format::Event& event) {
@@ -184,8 +255,9 @@ Status ReplaySession::execute(ReplayThread& t, const format::Event& event) {
     return Status::ok();
   }
   if (result_is_address(event.syscall_number)) {
-    return diverged(t, fmt::format("{} = {:#x}", describe_syscall(event.syscall_number, event.args),
-                                   static_cast<uint64_t>(event.result)),
+    return diverged(t,
+                    fmt::format("{} = {:#x}", describe_syscall(event.syscall_number, event.args),
+                                static_cast<uint64_t>(event.result)),
                     fmt::format("result {:#x}", static_cast<uint64_t>(result)));
   }
   // The result names something of this run (set_tid_address returns the
@@ -208,8 +280,8 @@ Result<int64_t> ReplaySession::inject_syscall(ReplayThread& t, int number,
   REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
   if (!WIFSTOPPED(status) || (static_cast<unsigned>(status) >> 16) != PTRACE_EVENT_SECCOMP) {
     stashed_stops_[t.tid].push_front(status);
-    return Status::error(StatusCode::kIoError,
-                         fmt::format("injected {} did not stop at its entry", syscalls::syscall_name(number)));
+    return Status::error(StatusCode::kIoError, fmt::format("injected {} did not stop at its entry",
+                                                           syscalls::syscall_name(number)));
   }
   REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
   REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
@@ -232,8 +304,8 @@ Result<std::string> ReplaySession::shared_file_for(const std::string& path,
     std::filesystem::copy_file(stored, entry.first,
                                std::filesystem::copy_options::overwrite_existing, ec);
     if (ec) {
-      return Status::error(StatusCode::kIoError,
-                           fmt::format("preparing shared file '{}': {}", entry.first, ec.message()));
+      return Status::error(StatusCode::kIoError, fmt::format("preparing shared file '{}': {}",
+                                                             entry.first, ec.message()));
     }
     entry.second = content_id;
   }
@@ -249,7 +321,11 @@ Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Ev
   const uint64_t address = static_cast<uint64_t>(event.result);
   os::Registers entry = t.entry_regs;
   // Somewhere below the red zone and any frame the program is using.
+  // Its bytes are put back afterwards: memory hashes of later preemption
+  // points cover the stack below rsp too.
   const uint64_t scratch = (entry.rsp - 8192) & ~uint64_t{15};
+  std::string saved(path.size() + 1, '\0');
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, scratch, saved.data(), saved.size()));
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch, path.c_str(), path.size() + 1));
   os::Registers regs = entry;
   regs.orig_rax = SYS_getpid;  // let this stop finish harmlessly first
@@ -268,8 +344,10 @@ Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Ev
                          inject_syscall(t, SYS_mmap,
                                         {address, event.args[1], event.args[2], flags,
                                          static_cast<uint64_t>(fd), event.args[5]}));
-  REPRO_ASSIGN_OR_RETURN(int64_t closed, inject_syscall(t, SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0}));
+  REPRO_ASSIGN_OR_RETURN(int64_t closed,
+                         inject_syscall(t, SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0}));
   (void)closed;
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch, saved.data(), saved.size()));
   if (static_cast<uint64_t>(mapped) != address) {
     return diverged(t, fmt::format("shared mmap at {:#x}", address),
                     fmt::format("mmap returned {:#x}", static_cast<uint64_t>(mapped)));
@@ -296,9 +374,9 @@ Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) 
     // The file may have changed or gone: map anonymous memory at the same
     // place and fill it from the trace's copy of the file.
     if (t.mapped_content_id.empty()) {
-      return Status::error(StatusCode::kCorruption,
-                           fmt::format("event #{}: file mmap without its mapped-file event",
-                                       event_index_));
+      return Status::error(
+          StatusCode::kCorruption,
+          fmt::format("event #{}: file mmap without its mapped-file event", event_index_));
     }
     regs.r10 = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
     regs.r8 = static_cast<uint64_t>(-1);
@@ -338,8 +416,8 @@ Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) 
     if (n == 0) {
       break;  // past the end of the file the mapping stays zero, as it was
     }
-    REPRO_RETURN_IF_ERROR(os::write_memory_forced(t.tid, address + done, buffer.data(),
-                                                  static_cast<size_t>(n)));
+    REPRO_RETURN_IF_ERROR(
+        os::write_memory_forced(t.tid, address + done, buffer.data(), static_cast<size_t>(n)));
     done += static_cast<uint64_t>(n);
   }
   return Status::ok();
@@ -350,9 +428,9 @@ Status ReplaySession::finish_clone(ReplayThread& t, const format::Event& event) 
   t.where = ReplayThread::Where::kParked;
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   if (static_cast<int64_t>(regs.rax) < 0) {
-    return diverged(t, fmt::format("{} = {}", describe_syscall(event.syscall_number, event.args),
-                                   event.result),
-                    fmt::format("it failed with {}", static_cast<int64_t>(regs.rax)));
+    return diverged(
+        t, fmt::format("{} = {}", describe_syscall(event.syscall_number, event.args), event.result),
+        fmt::format("it failed with {}", static_cast<int64_t>(regs.rax)));
   }
   regs.rax = static_cast<uint64_t>(event.result);
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
@@ -364,7 +442,8 @@ Status ReplaySession::finish_clone(ReplayThread& t, const format::Event& event) 
   uint64_t flags = event.args[0];
   int32_t recorded_tid = static_cast<int32_t>(event.result);
   if ((flags & CLONE_PARENT_SETTID) && event.args[2] != 0) {
-    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, event.args[2], &recorded_tid, sizeof recorded_tid));
+    REPRO_RETURN_IF_ERROR(
+        os::write_memory(t.tid, event.args[2], &recorded_tid, sizeof recorded_tid));
   }
   if ((flags & CLONE_CHILD_SETTID) && event.args[3] != 0) {
     for (auto& [index, child] : threads_) {
