@@ -33,7 +33,8 @@ Status divergence(const DivergenceReport& report) {
 #ifdef REPRO_HAVE_DIAG
   auto regs = os::get_registers(report.live_tid);
   if (regs.is_ok()) {
-    text += "backtrace:\n" + diag::backtrace(report.live_pid, report.live_tid);
+    text +=
+        "backtrace:\n" + diag::backtrace(report.live_pid, report.live_tid, report.mapped_modules);
     text += "code:\n" + diag::disassemble(report.live_tid, regs->rip);
   }
 #endif

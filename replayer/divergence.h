@@ -8,8 +8,10 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/base/status.h"
+#include "core/diag/mapped_module.h"
 
 namespace repro::replayer {
 
@@ -20,6 +22,9 @@ struct DivergenceReport {
   pid_t live_pid = 0;
   std::string expected;
   std::string observed;
+  /// The files replay mapped as anonymous memory (MappedFiles), so the
+  /// backtrace can unwind through them and name their functions.
+  std::vector<diag::MappedModule> mapped_modules;
 };
 
 /// Builds the kDivergence Status whose message is the full report,

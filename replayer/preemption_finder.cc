@@ -3,22 +3,124 @@
 // Between two events only one thread runs, so its state evolves
 // deterministically from the last event. The recorder named the point by
 // the registers, a hash of the FPU/SSE state and a hash of writable memory.
-// Replay puts a breakpoint at the recorded instruction and stops at the
-// first visit whose state matches all three: an identical state has an
-// identical future, so the first match is as good as the recorded one.
+// Replay stops at the first visit of the recorded instruction whose state
+// matches all three: an identical state has an identical future, so the
+// first match is as good as the recorded one.
+//
+// A visit is found with a breakpoint (int3) at the instruction: one ptrace
+// stop per visit. When the instruction can be moved (the recorder prefers
+// such points, see core/patch/instruction.h), the breakpoint becomes a
+// trampoline that compares the general registers inside the program and
+// stops only when they all match, so a point deep in a hot loop costs no
+// more than a few instructions per turn of the loop.
 
 #include <fmt/core.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <xxhash.h>
 
+#include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "core/os/memory_hash.h"
+#include "core/patch/conditional_trap.h"
+#include "core/patch/instruction.h"
+#include "core/syscalls/syscall_table.h"
 #include "replayer/divergence.h"
 #include "replayer/replay_session.h"
 
 namespace repro::replayer {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+static_assert(patch::kTrampolinePageBytes <= kPage);
+
+// A free page within reach of a rel32 jump from `target` (and of the
+// rip-relative operands near it), or 0. Reads /proc/PID/maps.
+uint64_t free_page_near(pid_t pid, uint64_t target) {
+  std::string path = fmt::format("/proc/{}/maps", pid);
+  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(path.c_str(), "re"), &std::fclose);
+  if (!maps) {
+    return 0;
+  }
+  // Stay well inside +-2 GiB: the moved instruction's operand may point a
+  // little further than the instruction itself.
+  constexpr uint64_t kReach = uint64_t{1} << 30;
+  uint64_t best = 0;
+  uint64_t best_distance = ~uint64_t{0};
+  auto consider = [&](uint64_t page) {
+    uint64_t distance = page > target ? page - target : target - page;
+    if (page >= kPage && distance < kReach && distance < best_distance) {
+      best = page;
+      best_distance = distance;
+    }
+  };
+  uint64_t previous_end = kPage * 16;  // keep clear of the zero page
+  char line[512];
+  while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
+    unsigned long start = 0;
+    unsigned long end = 0;
+    if (std::sscanf(line, "%lx-%lx", &start, &end) != 2) {
+      continue;
+    }
+    if (start > previous_end) {  // a gap [previous_end, start)
+      consider(start - kPage);   // its top page
+      consider(previous_end);    // its bottom page
+    }
+    previous_end = std::max<uint64_t>(previous_end, end);
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<int64_t> ReplaySession::inject_syscall_at(ReplayThread& t, uint64_t scratch_code, int number,
+                                                 const std::array<uint64_t, 6>& args) {
+  // Requires: t is stopped outside any syscall. The three bytes at
+  // `scratch_code` become "syscall; int3" for the call and are put back.
+  REPRO_ASSIGN_OR_RETURN(os::Registers saved, os::get_registers(t.tid));
+  uint64_t original = 0;
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, scratch_code, &original, sizeof original));
+  uint64_t code = (original & ~uint64_t{0xffffff}) | 0xcc050f;
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch_code, &code, sizeof code));
+  os::Registers regs = saved;
+  regs.rip = scratch_code;
+  regs.rax = static_cast<uint64_t>(number);
+  regs.rdi = args[0];
+  regs.rsi = args[1];
+  regs.rdx = args[2];
+  regs.r10 = args[3];
+  regs.r8 = args[4];
+  regs.r9 = args[5];
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  REPRO_RETURN_IF_ERROR(resume(t));
+  int64_t result = 0;
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+    int event_code = static_cast<int>(static_cast<unsigned>(status) >> 16);
+    if (WIFSTOPPED(status) && event_code == PTRACE_EVENT_SECCOMP) {
+      REPRO_RETURN_IF_ERROR(resume(t));  // our filter traces it: let it run
+      continue;
+    }
+    if (!WIFSTOPPED(status) || event_code != 0 || WSTOPSIG(status) != SIGTRAP) {
+      stashed_stops_[t.tid].push_front(status);
+      return Status::error(StatusCode::kIoError,
+                           fmt::format("injected {} in thread t{} did not come back",
+                                       syscalls::syscall_name(number), t.index));
+    }
+    REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+    result = static_cast<int64_t>(regs.rax);
+    break;
+  }
+  t.where = ReplayThread::Where::kParked;
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch_code, &original, sizeof original));
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, saved));
+  return result;
+}
+
 Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event& event) {
   os::Registers recorded;
   if (event.registers.size() != sizeof recorded) {
@@ -28,81 +130,171 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
   }
   std::memcpy(&recorded, event.registers.data(), sizeof recorded);
 
-  auto matches = [&]() -> Result<bool> {
-    REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  uint64_t trampoline = 0;  // page mapped in the tracee, once in use
+  // `regs` are the thread's registers as they would be at the target.
+  // How the first visit differed, for the report if none matches.
+  std::string first_difference;
+  auto matches = [&](const os::Registers& regs) -> Result<bool> {
+    std::string difference;
     if (!os::same_user_state(regs, recorded)) {
-      return false;
+      difference = "registers: " + os::describe_register_differences(regs, recorded);
+    } else {
+      REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
+      if (XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416)) !=
+          event.extended_registers_hash) {
+        difference = "FPU/SSE registers";
+      } else {
+        REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid, trampoline));
+        if (memory_hash != event.memory_hash) {
+          difference = fmt::format("writable memory (hash {:#x})", memory_hash);
+        }
+      }
     }
-    REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
-    if (XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416)) !=
-        event.extended_registers_hash) {
-      return false;
+    if (first_difference.empty()) {
+      first_difference = difference;
     }
-    REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
-    return memory_hash == event.memory_hash;
+    return difference.empty();
   };
 
   // A thread parked at a seccomp stop has not returned from its syscall yet;
   // the skip it will take leaves the registers as they are now, bar orig_rax.
-  REPRO_ASSIGN_OR_RETURN(bool already, matches());
-  if (already) {
-    return Status::ok();
+  {
+    REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+    REPRO_ASSIGN_OR_RETURN(bool already, matches(regs));
+    if (already) {
+      return Status::ok();
+    }
   }
   const uint64_t target = recorded.rip;
-  uint64_t original_word = 0;
-  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, target, &original_word, sizeof original_word));
-  uint64_t trap_word = (original_word & ~uint64_t{0xff}) | 0xcc;
-  auto insert = [&] { return os::write_memory(t.tid, target, &trap_word, sizeof trap_word); };
-  auto remove = [&] { return os::write_memory(t.tid, target, &original_word, sizeof original_word); };
+  uint8_t code[16] = {};
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, target, code, sizeof code));
+  const patch::Instruction instruction = patch::decode_instruction(code, sizeof code, target);
+  const std::string original(reinterpret_cast<const char*>(code), sizeof code);
+  auto put_back = [&] { return os::write_memory(t.tid, target, original.data(), original.size()); };
 
+  auto visit_note = [&]() -> std::string {
+    if (first_difference.empty()) {
+      return "";
+    }
+    return "; at the first visit (or where the thread stood) it differed in " + first_difference;
+  };
+  // Where the thread stands when it stopped elsewhere than at the point.
+  auto stopped_otherwise = [&](int status) -> Status {
+    stashed_stops_[t.tid].push_front(status);
+    (void)put_back();
+    int event_code = static_cast<int>(static_cast<unsigned>(status) >> 16);
+    std::string expected = fmt::format("a preemption at rip {:#x}", target);
+    if (WIFSTOPPED(status) && event_code == PTRACE_EVENT_SECCOMP) {
+      stashed_stops_[t.tid].pop_front();
+      t.where = ReplayThread::Where::kParked;
+      REPRO_ASSIGN_OR_RETURN(os::Registers r, os::get_registers(t.tid));
+      return diverged(t, expected,
+                      describe_syscall(static_cast<int>(r.orig_rax),
+                                       {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}) +
+                          " before reaching it" + visit_note());
+    }
+    return diverged(t, expected, "the thread stopped otherwise before reaching it" + visit_note());
+  };
+
+  // First visit: a plain breakpoint.
+  uint64_t trap_word;
+  std::memcpy(&trap_word, code, sizeof trap_word);
+  trap_word = (trap_word & ~uint64_t{0xff}) | 0xcc;
+  auto insert = [&] { return os::write_memory(t.tid, target, &trap_word, sizeof trap_word); };
   REPRO_RETURN_IF_ERROR(insert());
   REPRO_RETURN_IF_ERROR(resume(t));
-  for (uint64_t visits = 0;; ++visits) {
+  uint64_t trap_rip = target + 1;
+  while (true) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
-    int event_code = static_cast<int>(static_cast<unsigned>(status) >> 16);
-    if (!WIFSTOPPED(status) || event_code != 0) {
-      stashed_stops_[t.tid].push_front(status);
-      (void)remove();
-      if (WIFSTOPPED(status) && event_code == PTRACE_EVENT_SECCOMP) {
-        stashed_stops_[t.tid].pop_front();
-        t.where = ReplayThread::Where::kParked;
-        REPRO_ASSIGN_OR_RETURN(os::Registers r, os::get_registers(t.tid));
-        return diverged(t, fmt::format("a preemption at rip {:#x}", target),
-                        fmt::format("{} (after {} visits to that instruction)",
-                                    describe_syscall(static_cast<int>(r.orig_rax),
-                                                     {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}),
-                                    visits));
-      }
-      return diverged(t, fmt::format("a preemption at rip {:#x}", target), "the thread stopped otherwise");
+    if (!WIFSTOPPED(status) || (static_cast<unsigned>(status) >> 16) != 0) {
+      return stopped_otherwise(status);
     }
     if (WSTOPSIG(status) != SIGTRAP) {
       REPRO_RETURN_IF_ERROR(resume(t));  // a signal not in the trace here
       continue;
     }
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-    if (regs.rip != target + 1) {
+    if (regs.rip != trap_rip) {
       REPRO_RETURN_IF_ERROR(resume(t));
       continue;
     }
-    regs.rip = target;
-    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-    REPRO_RETURN_IF_ERROR(remove());
     t.where = ReplayThread::Where::kParked;
-    REPRO_ASSIGN_OR_RETURN(bool found, matches());
+    regs.rip = target;
+    REPRO_ASSIGN_OR_RETURN(bool found, matches(regs));
     if (found) {
+      REPRO_RETURN_IF_ERROR(put_back());
+      REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+      if (trampoline != 0) {
+        REPRO_ASSIGN_OR_RETURN(int64_t unmapped,
+                               inject_syscall_at(t, target, SYS_munmap, {trampoline, kPage}));
+        (void)unmapped;  // a page left behind is harmless: nothing hashes it
+      }
       return Status::ok();
+    }
+    if (trampoline != 0) {
+      // The trampoline goes on with the moved instruction after its trap.
+      REPRO_RETURN_IF_ERROR(resume(t));
+      continue;
+    }
+    REPRO_RETURN_IF_ERROR(put_back());
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    if (instruction.kind == patch::InstructionKind::kRelocatable) {
+      // More visits to come: move the check into the program.
+      REPRO_ASSIGN_OR_RETURN(trampoline, install_trampoline(t, target, recorded, original,
+                                                            instruction, &trap_rip));
+      if (trampoline != 0) {
+        REPRO_RETURN_IF_ERROR(resume(t));
+        continue;
+      }
     }
     // Not yet: execute the real instruction, then set the trap again.
     REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
     REPRO_ASSIGN_OR_RETURN(int step_status, wait_stop(t));
     if (!WIFSTOPPED(step_status) || (static_cast<unsigned>(step_status) >> 16) != 0) {
-      stashed_stops_[t.tid].push_front(step_status);
-      return diverged(t, fmt::format("a preemption at rip {:#x}", target),
-                      "a syscall or exit while stepping towards it");
+      return stopped_otherwise(step_status);
     }
     REPRO_RETURN_IF_ERROR(insert());
     REPRO_RETURN_IF_ERROR(resume(t));
   }
+}
+
+Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t target,
+                                                   const os::Registers& want,
+                                                   const std::string& original,
+                                                   const patch::Instruction& instruction,
+                                                   uint64_t* trap_rip) {
+  // Requires: t stopped at `target` with the original code in place.
+  // Returns the trampoline's page, or 0 when none could be placed (the
+  // caller falls back to breakpoints).
+  uint64_t page = free_page_near(t.pid, target);
+  if (page == 0) {
+    return uint64_t{0};
+  }
+  auto code = patch::conditional_trap_code(page, target, want,
+                                           std::string_view(original).substr(0, instruction.length),
+                                           instruction);
+  auto jump = patch::jump_to_trampoline(target, page, instruction.length);
+  if (!code.is_ok() || !jump.is_ok()) {
+    return uint64_t{0};
+  }
+  REPRO_ASSIGN_OR_RETURN(
+      int64_t mapped,
+      inject_syscall_at(t, target, SYS_mmap,
+                        {page, kPage, PROT_READ | PROT_WRITE | PROT_EXEC,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                         static_cast<uint64_t>(-1), 0}));
+  if (static_cast<uint64_t>(mapped) != page) {
+    if (mapped > 0) {
+      REPRO_ASSIGN_OR_RETURN(int64_t unmapped, inject_syscall_at(t, target, SYS_munmap,
+                                                                 {static_cast<uint64_t>(mapped), kPage}));
+      (void)unmapped;
+    }
+    return uint64_t{0};
+  }
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, page, code->bytes.data(), code->bytes.size()));
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, target, jump->data(), jump->size()));
+  *trap_rip = code->trap_rip;
+  return page;
 }
 
 }  // namespace repro::replayer

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "core/base/check.h"
@@ -89,16 +90,25 @@ void ReplaySession::kill_all() {
     if (t.where != ReplayThread::Where::kGone) {
       kill(t.tid, SIGKILL);
     }
+    t.where = ReplayThread::Where::kGone;
   }
-  for (auto& [index, t] : threads_) {
-    if (t.where != ReplayThread::Where::kGone) {
-      // A thread held at its PTRACE_EVENT_EXIT stop is not woken by
-      // SIGKILL: let it go on to die.
-      ptrace(PTRACE_CONT, t.tid, nullptr, 0);
-      while (waitpid(t.tid, nullptr, __WALL) > 0) {
-        ptrace(PTRACE_CONT, t.tid, nullptr, 0);
-      }
-      t.where = ReplayThread::Where::kGone;
+  // Reap every tracee, known or not (a child whose fork event was not
+  // handled yet). A thread held at a ptrace stop, its PTRACE_EVENT_EXIT
+  // stop among them, is not woken by SIGKILL alone, and a group leader is
+  // reported only after all its threads. Give up after a while: tracees
+  // die with repro anyway (PTRACE_O_EXITKILL).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+    if (tid < 0 && errno != EINTR) {
+      return;  // ECHILD: all gone
+    }
+    if (tid == 0) {
+      usleep(1000);
+    } else if (tid > 0 && WIFSTOPPED(status)) {
+      kill(tid, SIGKILL);
+      ptrace(PTRACE_CONT, tid, nullptr, 0);
     }
   }
 }
@@ -127,6 +137,7 @@ Status ReplaySession::diverged(const ReplayThread& t, std::string expected, std:
   report.live_pid = t.pid;
   report.expected = std::move(expected);
   report.observed = std::move(observed);
+  report.mapped_modules = mapped_files_.modules();
   return divergence(report);
 }
 

@@ -29,7 +29,9 @@
 #include "core/base/status.h"
 #include "core/format/event.h"
 #include "core/format/trace_reader.h"
+#include "core/patch/instruction.h"
 #include "replayer/exec_paths.h"
+#include "replayer/mapped_files.h"
 #include "replayer/replay_thread.h"
 
 namespace repro::replayer {
@@ -120,6 +122,15 @@ class ReplaySession {
   Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info, bool synchronous);
   Status settle_after_step(ReplayThread& t);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
+  /// Maps a conditional-trap trampoline for the instruction at `target`
+  /// and jumps to it from there (see core/patch/conditional_trap.h).
+  Result<uint64_t> install_trampoline(ReplayThread& t, uint64_t target, const os::Registers& want,
+                                      const std::string& original,
+                                      const patch::Instruction& instruction, uint64_t* trap_rip);
+  /// Runs one syscall of our choosing in a thread stopped outside any
+  /// syscall, using the code bytes at `scratch_code` (put back after).
+  Result<int64_t> inject_syscall_at(ReplayThread& t, uint64_t scratch_code, int number,
+                                    const std::array<uint64_t, 6>& args);
   Status restore_exec_state(ReplayThread& t, const format::Event& exec);
   Status write_exec_path(ReplayThread& t, const format::Event& event, uint64_t filename_address);
 
@@ -137,6 +148,7 @@ class ReplaySession {
   std::deque<format::Event> lookahead_;             // events read ahead of replay
   // Files mapped MAP_SHARED: recorded path -> (scratch copy, its content id).
   std::map<std::string, std::pair<std::string, std::string>> shared_files_;
+  MappedFiles mapped_files_;   // file mmaps replayed as anonymous memory, for backtraces
   std::string mapped_path_;    // path of the last kMappedFile event
   int64_t mapped_offset_ = 0;  // and its result (address, or file offset of a write)
   uint64_t event_index_ = 0;

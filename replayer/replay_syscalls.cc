@@ -24,15 +24,7 @@ namespace repro::replayer {
 
 namespace {
 
-// The kernel's internal "restart me" results (include/linux/errno.h). A
-// syscall interrupted by a signal exits with one of these; the kernel turns
-// it into EINTR or a restart when it delivers the signal.
-constexpr int64_t kErestartSys = -512;
-constexpr int64_t kErestartBlock = -516;
-
-bool is_restart_result(int64_t result) {
-  return result <= kErestartSys && result >= kErestartBlock;
-}
+using syscalls::is_restart_result;
 
 // Executed syscalls whose result must match the recording, because the
 // program will use it as an address.
@@ -352,6 +344,10 @@ Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Ev
     return diverged(t, fmt::format("shared mmap at {:#x}", address),
                     fmt::format("mmap returned {:#x}", static_cast<uint64_t>(mapped)));
   }
+  // The scratch copy is what is really mapped, so backtraces read it.
+  mapped_files_.note({.start = address, .length_bytes = event.args[1],
+                      .file_offset = event.args[5], .recorded_path = mapped_path_,
+                      .file_path = path});
   entry.rax = address;
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, entry));
   t.where = ReplayThread::Where::kParked;
@@ -401,6 +397,8 @@ Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) 
   std::string content_id = std::move(t.mapped_content_id);
   t.mapped_content_id.clear();
   REPRO_ASSIGN_OR_RETURN(std::string path, reader_->file_path(content_id));
+  mapped_files_.note({.start = address, .length_bytes = length, .file_offset = event.args[5],
+                      .recorded_path = mapped_path_, .file_path = path});
   ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     return Status::from_errno(errno, fmt::format("opening stored file '{}'", path));

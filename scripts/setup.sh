@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  libseccomp-dev libunwind-dev libcapstone-dev libdw-dev libelf-dev liblz4-dev
+  libseccomp-dev libcapstone-dev libdw-dev libelf-dev liblz4-dev
   libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev

@@ -1,20 +1,20 @@
 // Preempting a thread that runs without syscalls while others wait.
 //
-// Replay finds a preemption point by stopping at every visit of the
-// recorded instruction until registers and memory match, so a point inside
-// a hot loop costs one ptrace stop per iteration to replay. The recorder
-// therefore preempts where that is cheap, and elsewhere only when it must:
-// - At the end of a time slice the thread is interrupted and a breakpoint
-//   (the "spin probe") is put at the instruction it stands on. If the loop
-//   comes back there having written no memory, the thread is spinning
-//   (waiting for another thread, perhaps counting its turns): it is
-//   preempted right there. If registers are unchanged too, replay finds
-//   that state on the first matching visit; otherwise it pays one stop per
-//   visit since the thread's last event (see docs/replaying.md).
-// - If the state changed, the thread is doing work: it goes on, and is
-//   probed again after the next slice.
-// - A thread that has worked without a syscall for kMustPreemptAfter while
-//   others wait is preempted wherever it stands, so no thread starves.
+// Replay finds a preemption point by watching the recorded instruction
+// until registers and memory match (replayer/preemption_finder.cc). At an
+// instruction it can move into a trampoline, a non-matching visit costs a
+// few instructions inside the program; elsewhere it costs a ptrace stop,
+// which adds up inside a hot loop. So:
+// - A thread is preempted at the end of its time slice, after stepping it
+//   to the next instruction replay can watch with a trampoline (at most
+//   kMaxStepsToRelocatable instructions away, and never over a syscall).
+// - Soon after a thread gets the CPU a "spin probe" checks whether it is
+//   spinning: a breakpoint at the instruction it stands on; if the loop
+//   comes back there having written no memory, the thread waits for
+//   another one and is preempted at once instead of wasting its slice.
+// - Where no such instruction is near, the old rule holds: preempt only a
+//   spinning thread, or one that has run kMustPreemptAfter without a
+//   syscall while others wait, so no thread starves.
 
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -24,6 +24,7 @@
 
 #include "core/os/memory_hash.h"
 #include "core/os/tracee.h"
+#include "core/patch/instruction.h"
 #include "tracer/record_session.h"
 #include "tracer/record_thread.h"
 
@@ -43,6 +44,10 @@ constexpr auto kMustPreemptAfter = std::chrono::milliseconds(1000);
 // writable memory.
 constexpr auto kFirstProbeAfter = std::chrono::milliseconds(2);
 
+// How far a thread is stepped looking for a relocatable instruction. A step
+// costs two ptrace calls; loops built only of short instructions have none.
+constexpr int kMaxStepsToRelocatable = 128;
+
 uint64_t xstate_hash(const std::string& xstate) {
   // Same 416 bytes as log_preempt: the FXSAVE registers.
   return XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416));
@@ -58,8 +63,17 @@ std::chrono::steady_clock::time_point RecordSession::interrupt_deadline() const 
 }
 
 Status RecordSession::on_interrupted(Thread& t) {
+  if (!probed_this_run_) {
+    return start_spin_probe(t);  // spinning already?
+  }
+  // The end of a time slice.
+  REPRO_ASSIGN_OR_RETURN(StepOutcome outcome, step_to_relocatable(t));
+  if (outcome == StepOutcome::kStoppedOtherwise) {
+    return Status::ok();  // the main loop handles that stop next
+  }
   auto ran = std::chrono::steady_clock::now() - running_since_;
-  if (ran >= std::max<std::chrono::steady_clock::duration>(kMustPreemptAfter,
+  if (outcome == StepOutcome::kAtRelocatable ||
+      ran >= std::max<std::chrono::steady_clock::duration>(kMustPreemptAfter,
                                                           20 * policy_->time_slice())) {
     REPRO_RETURN_IF_ERROR(log_preempt(t));
     release_cpu(t);
@@ -69,16 +83,63 @@ Status RecordSession::on_interrupted(Thread& t) {
   return start_spin_probe(t);
 }
 
+Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t) {
+  for (int steps = 0;; ++steps) {
+    REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+    uint8_t code[16] = {};
+    if (!os::read_memory(t.tid, regs.rip, code, sizeof code).is_ok()) {
+      return StepOutcome::kNotFound;
+    }
+    patch::Instruction instruction = patch::decode_instruction(code, sizeof code, regs.rip);
+    if (instruction.kind == patch::InstructionKind::kRelocatable) {
+      return StepOutcome::kAtRelocatable;
+    }
+    if (instruction.kind == patch::InstructionKind::kStop || steps == kMaxStepsToRelocatable) {
+      return StepOutcome::kNotFound;
+    }
+    if (ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, 0) != 0) {
+      return os::ptrace_error(errno, "stepping", t.tid);
+    }
+    int status = 0;
+    pid_t got = 0;
+    do {
+      got = waitpid(t.tid, &status, __WALL);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) {
+      return Status::from_errno(errno, "waitpid");
+    }
+    bool step_trap = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
+                     WSTOPSIG(status) == SIGTRAP;
+    if (step_trap) {
+      REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
+      step_trap = info.si_code == TRAP_TRACE;
+    }
+    if (!step_trap) {
+      deferred_stops_.emplace_back(t.tid, status);
+      return StepOutcome::kStoppedOtherwise;
+    }
+  }
+}
+
 Status RecordSession::start_spin_probe(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(t.probe_registers, os::get_registers(t.tid));
+  probed_this_run_ = true;
+  slice_start_ = std::chrono::steady_clock::now();
+  uint8_t code[16] = {};
+  if (!os::read_memory(t.tid, t.probe_registers.rip, code, sizeof code).is_ok() ||
+      patch::decode_instruction(code, sizeof code, t.probe_registers.rip).kind ==
+          patch::InstructionKind::kStop) {
+    // Never step over a syscall: the flags it saves in r11 would carry the
+    // trap flag, which replay does not reproduce. The thread is about to
+    // make a syscall anyway, so it is not spinning.
+    return resume_user(t);
+  }
   REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
   REPRO_ASSIGN_OR_RETURN(t.probe_memory_hash, os::hash_writable_memory(t.pid));
   t.probe_xstate_hash = xstate_hash(xstate);
   t.probe_address = t.probe_registers.rip;
   t.probing = true;
-  probed_this_run_ = true;
   t.probe_armed = false;
-  slice_start_ = std::chrono::steady_clock::now();
   // Step off the instruction first: a trap armed under the thread's feet
   // would fire at once, with nothing changed, and look like a spin.
   t.state = Thread::State::kRunning;
@@ -141,6 +202,10 @@ Status RecordSession::on_spin_probe_hit(Thread& t) {
   }
   if (same && !ready_.empty()) {
     // A full turn of the loop changed no memory: it waits for someone else.
+    REPRO_ASSIGN_OR_RETURN(StepOutcome outcome, step_to_relocatable(t));
+    if (outcome == StepOutcome::kStoppedOtherwise) {
+      return Status::ok();
+    }
     REPRO_RETURN_IF_ERROR(log_preempt(t));
     release_cpu(t);
     make_ready(t);

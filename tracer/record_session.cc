@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 #include "core/base/check.h"
 #include "core/os/auxv.h"
@@ -54,6 +55,19 @@ constexpr int kInKernelGraceMs = 2;
 constexpr auto kFlushInterval = std::chrono::milliseconds(250);
 
 bool is_exit(int number) { return number == SYS_exit || number == SYS_exit_group; }
+
+// Syscalls replay executes for real, in trace order. One that ran in the
+// kernel while other threads ran user code could have seen or changed the
+// address space (or, for fork, memory) at a moment replay cannot
+// reproduce, so it keeps the CPU until it returns, past the grace period.
+// They all finish on their own.
+bool must_finish_alone(int number) {
+  if (number == SYS_mmap || number == SYS_clone || number == SYS_fork) {
+    return true;
+  }
+  const syscalls::SyscallInfo* info = syscalls::find_x86_64(number);
+  return info != nullptr && info->policy == syscalls::ReplayPolicy::kExecute && !info->may_block();
+}
 
 bool is_vfork(int number, const std::array<uint64_t, 6>& args) {
   return number == SYS_vfork || (number == SYS_clone && (args[0] & CLONE_VFORK));
@@ -320,7 +334,8 @@ Result<RecordSession::StepResult> RecordSession::step() {
     if (current->state == Thread::State::kRunning && !current->interrupt_requested) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(interrupt_deadline() - now);
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
-    } else if (current->state == Thread::State::kInSyscall) {
+    } else if (current->state == Thread::State::kInSyscall &&
+               !must_finish_alone(current->syscall_number)) {
       timeout_ms = kInKernelGraceMs;
     }
   }
@@ -329,7 +344,13 @@ Result<RecordSession::StepResult> RecordSession::step() {
   }
 
   int wait_status = 0;
-  pid_t tid = waitpid(-1, &wait_status, __WALL | WNOHANG);
+  pid_t tid = 0;
+  if (!deferred_stops_.empty()) {
+    std::tie(tid, wait_status) = deferred_stops_.front();
+    deferred_stops_.pop_front();
+  } else {
+    tid = waitpid(-1, &wait_status, __WALL | WNOHANG);
+  }
   if (tid == 0) {
     pollfd fd{signal_fd_.get(), POLLIN, 0};
     int ready = poll(&fd, 1, timeout_ms);
@@ -353,7 +374,8 @@ Result<RecordSession::StepResult> RecordSession::step() {
           if (ptrace(PTRACE_INTERRUPT, current->tid, nullptr, nullptr) != 0 && errno != ESRCH) {
             return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");
           }
-        } else if (current->state == Thread::State::kInSyscall && !current->entered_logged) {
+        } else if (current->state == Thread::State::kInSyscall && !current->entered_logged &&
+                   !must_finish_alone(current->syscall_number)) {
           REPRO_RETURN_IF_ERROR(log_entered(*current));
           release_cpu(*current);
         }
@@ -436,6 +458,18 @@ Result<RecordSession::StepResult> RecordSession::step() {
 
 Status RecordSession::on_syscall_entry(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  if (t.restarting) {
+    // The same syscall again, after our interrupt broke it off (or
+    // restart_syscall, which continues it): the trace goes on with it as
+    // if nothing happened.
+    t.restarting = false;
+    if (t.entered_logged) {
+      return resume_in_kernel(t);  // its entry is logged, its CPU passed on
+    }
+    if (static_cast<int>(regs.orig_rax) == SYS_restart_syscall) {
+      regs.orig_rax = static_cast<uint64_t>(t.syscall_number);  // log it as the original
+    }
+  }
   t.syscall_number = static_cast<int>(regs.orig_rax);
   t.args = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
   t.entered_logged = false;
@@ -530,7 +564,7 @@ Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
   while (!mapped_shared && std::fgets(line, sizeof line, maps) != nullptr) {
     char perms[8] = {};
     unsigned long inode = 0;
-    if (std::sscanf(line, "%*lx-%*lx %7s %*lx %*x:%*x %lu", perms, &inode) == 2) {
+    if (std::sscanf(line, "%*x-%*x %7s %*x %*x:%*x %lu", perms, &inode) == 2) {
       mapped_shared = perms[3] == 's' && inode == file.st_ino;
     }
   }
@@ -586,6 +620,19 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   }
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   int64_t result = static_cast<int64_t>(regs.rax);
+  if (syscalls::is_restart_result(result) && t.interrupt_requested) {
+    REPRO_ASSIGN_OR_RETURN(bool signalled, os::has_deliverable_signal(t.tid));
+    if (!signalled) {
+      // Our own PTRACE_INTERRUPT, racing with the syscall's entry, broke it
+      // off. The kernel restarts it without the program noticing (after
+      // the interrupt's stop), so the trace shows one syscall.
+      t.restarting = true;
+      if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
+        return os::ptrace_error(errno, "resuming a restarted syscall", t.tid);
+      }
+      return Status::ok();
+    }
+  }
   if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
     REPRO_RETURN_IF_ERROR(log_mapped_file(t, static_cast<int>(t.args[4]), static_cast<uint64_t>(result)));
   }
@@ -795,6 +842,14 @@ Status RecordSession::on_event_stop(Thread& t, int signal) {
     if (t.state == Thread::State::kRunning) {
       return on_interrupted(t);
     }
+  }
+  if (t.restarting) {
+    // On its way back into the syscall: no syscall-entry stop (PTRACE_CONT),
+    // the seccomp stop comes next.
+    if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
+      return os::ptrace_error(errno, "resuming a restarted syscall", t.tid);
+    }
+    return Status::ok();
   }
   (void)signal;  // a group-stop (SIGSTOP and friends): keep the thread going
   return t.state == Thread::State::kInSyscall ? resume_in_kernel(t) : resume_user(t);

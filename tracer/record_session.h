@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <map>
 #include <memory>
 #include <set>
@@ -108,6 +109,12 @@ class RecordSession {
   Status on_spin_probe_hit(Thread& t);
   Status remove_spin_probe(Thread& t);
   bool is_spin_probe_hit(Thread& t, int wait_status);
+  enum class StepOutcome { kAtRelocatable, kNotFound, kStoppedOtherwise };
+  /// Single-steps a thread stopped in user code to the next instruction
+  /// replay can watch with a trampoline (core/patch/instruction.h).
+  /// kStoppedOtherwise: a stop other than the step's came first; it is
+  /// queued in deferred_stops_ for the main loop.
+  Result<StepOutcome> step_to_relocatable(Thread& t);
 
   Status log(const format::Event& event);
   Thread* find(pid_t tid);
@@ -122,6 +129,9 @@ class RecordSession {
 
   std::map<pid_t, std::unique_ptr<Thread>> threads_;
   std::set<pid_t> early_stops_;   // new threads whose first stop beat their creator's event
+  // Stops collected by a synchronous wait for another stop (stepping), to
+  // be handled by the main loop before it waits again.
+  std::deque<std::pair<pid_t, int>> deferred_stops_;
   std::deque<pid_t> ready_;
   pid_t current_ = 0;
   std::chrono::steady_clock::time_point slice_start_;

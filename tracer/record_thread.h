@@ -22,6 +22,9 @@ struct RecordSession::Thread {
   bool interrupt_requested = false;
   bool exit_logged = false;
   bool stepping_into_handler = false;  // single-stepping into a signal handler
+  // Its syscall was broken off by our PTRACE_INTERRUPT and is being
+  // restarted by the kernel: the next entry continues it.
+  bool restarting = false;
   // A breakpoint at the loop the thread was interrupted in, to tell a spin
   // (state repeats) from work (state changes): see record_preemption.cc.
   bool probing = false;

@@ -11,7 +11,7 @@
 
 namespace repro::os {
 
-Result<uint64_t> hash_writable_memory(pid_t pid) {
+Result<uint64_t> hash_writable_memory(pid_t pid, uint64_t skipped_mapping) {
   std::string maps_path = fmt::format("/proc/{}/maps", pid);
   std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
   if (!maps) {
@@ -29,7 +29,8 @@ Result<uint64_t> hash_writable_memory(pid_t pid) {
     if (std::sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[1] != 'w') {
       continue;
     }
-    if (std::strstr(line, "[vvar") != nullptr || std::strstr(line, "[vsyscall]") != nullptr) {
+    if (start == skipped_mapping || std::strstr(line, "[vvar") != nullptr ||
+        std::strstr(line, "[vsyscall]") != nullptr) {
       continue;
     }
     // Replay maps files as anonymous memory, which the kernel may merge

@@ -13,7 +13,9 @@
 namespace repro::os {
 
 /// XXH3-64 over the contents of every writable mapping of `pid` (in address
-/// order, addresses included). Requires: all threads of `pid` are stopped.
-Result<uint64_t> hash_writable_memory(pid_t pid);
+/// order, addresses included), leaving out a mapping that starts at
+/// `skipped_mapping` (replay's own trampoline page; 0 for none).
+/// Requires: all threads of `pid` are stopped.
+Result<uint64_t> hash_writable_memory(pid_t pid, uint64_t skipped_mapping = 0);
 
 }  // namespace repro::os

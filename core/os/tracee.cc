@@ -177,40 +177,104 @@ Status write_memory_forced(pid_t pid, uint64_t address, const void* data, size_t
   return Status::ok();
 }
 
+namespace {
+
+// The signal masks of /proc/TID/status, by key ("SigCgt:\t", ...).
+class SignalMasks {
+ public:
+  static Result<SignalMasks> read(pid_t tid) {
+    std::string path = fmt::format("/proc/{}/status", tid);
+    ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) {
+      return ptrace_error(errno == ENOENT ? ESRCH : errno, "reading signal masks", tid);
+    }
+    SignalMasks masks;
+    masks.text_.resize(8192);
+    ssize_t n = ::read(fd.get(), masks.text_.data(), masks.text_.size());
+    if (n <= 0) {
+      return ptrace_error(n < 0 ? errno : EIO, "reading signal masks", tid);
+    }
+    masks.text_.resize(static_cast<size_t>(n));
+    return masks;
+  }
+  uint64_t operator[](const char* key) const {
+    size_t at = text_.find(key);
+    return at == std::string::npos
+               ? 0
+               : std::strtoull(text_.c_str() + at + std::strlen(key), nullptr, 16);
+  }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace
+
 Result<SignalDisposition> signal_disposition(pid_t tid, int signal) {
-  std::string path = fmt::format("/proc/{}/status", tid);
-  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    return ptrace_error(errno == ENOENT ? ESRCH : errno, "reading signal dispositions", tid);
-  }
-  std::string text(8192, '\0');
-  ssize_t n = read(fd.get(), text.data(), text.size());
-  if (n <= 0) {
-    return ptrace_error(n < 0 ? errno : EIO, "reading signal dispositions", tid);
-  }
-  text.resize(static_cast<size_t>(n));
-  auto mask = [&](const char* key) -> uint64_t {
-    size_t at = text.find(key);
-    return at == std::string::npos ? 0 : std::strtoull(text.c_str() + at + std::strlen(key), nullptr, 16);
-  };
+  REPRO_ASSIGN_OR_RETURN(SignalMasks mask, SignalMasks::read(tid));
   uint64_t bit = uint64_t{1} << (signal - 1);
-  if (mask("SigCgt:\t") & bit) {
+  if (mask["SigCgt:\t"] & bit) {
     return SignalDisposition::kCaught;
   }
   bool ignored_by_default = signal == SIGCHLD || signal == SIGURG || signal == SIGWINCH;
-  if ((mask("SigIgn:\t") & bit) || ignored_by_default) {
+  if ((mask["SigIgn:\t"] & bit) || ignored_by_default) {
     return SignalDisposition::kIgnored;
   }
   return SignalDisposition::kDefault;
 }
 
+Result<bool> has_deliverable_signal(pid_t tid) {
+  REPRO_ASSIGN_OR_RETURN(SignalMasks mask, SignalMasks::read(tid));
+  return ((mask["SigPnd:\t"] | mask["ShdPnd:\t"]) & ~mask["SigBlk:\t"]) != 0;
+}
+
+namespace {
+
+constexpr uint64_t kIgnoredFlags = 0x100 | 0x10000;  // TF, RF
+
+// The registers same_user_state compares, with their names.
+template <typename Visit>
+void for_each_user_register(const Registers& a, const Registers& b, Visit visit) {
+#define REPRO_USER_REGISTER(name) visit(#name, a.name, b.name)
+  REPRO_USER_REGISTER(rax);
+  REPRO_USER_REGISTER(rbx);
+  REPRO_USER_REGISTER(rcx);
+  REPRO_USER_REGISTER(rdx);
+  REPRO_USER_REGISTER(rsi);
+  REPRO_USER_REGISTER(rdi);
+  REPRO_USER_REGISTER(rbp);
+  REPRO_USER_REGISTER(rsp);
+  REPRO_USER_REGISTER(r8);
+  REPRO_USER_REGISTER(r9);
+  REPRO_USER_REGISTER(r10);
+  REPRO_USER_REGISTER(r11);
+  REPRO_USER_REGISTER(r12);
+  REPRO_USER_REGISTER(r13);
+  REPRO_USER_REGISTER(r14);
+  REPRO_USER_REGISTER(r15);
+  REPRO_USER_REGISTER(rip);
+  REPRO_USER_REGISTER(fs_base);
+  REPRO_USER_REGISTER(gs_base);
+#undef REPRO_USER_REGISTER
+  visit("eflags", a.eflags & ~kIgnoredFlags, b.eflags & ~kIgnoredFlags);
+}
+
+}  // namespace
+
 bool same_user_state(const Registers& a, const Registers& b) {
-  constexpr uint64_t kIgnoredFlags = 0x100 | 0x10000;  // TF, RF
-  return a.r15 == b.r15 && a.r14 == b.r14 && a.r13 == b.r13 && a.r12 == b.r12 && a.rbp == b.rbp &&
-         a.rbx == b.rbx && a.r11 == b.r11 && a.r10 == b.r10 && a.r9 == b.r9 && a.r8 == b.r8 &&
-         a.rax == b.rax && a.rcx == b.rcx && a.rdx == b.rdx && a.rsi == b.rsi && a.rdi == b.rdi &&
-         a.rip == b.rip && a.rsp == b.rsp && a.fs_base == b.fs_base && a.gs_base == b.gs_base &&
-         (a.eflags & ~kIgnoredFlags) == (b.eflags & ~kIgnoredFlags);
+  bool same = true;
+  for_each_user_register(a, b, [&](const char*, uint64_t x, uint64_t y) { same = same && x == y; });
+  return same;
+}
+
+std::string describe_register_differences(const Registers& actual, const Registers& expected) {
+  std::string text;
+  for_each_user_register(actual, expected, [&](const char* name, uint64_t x, uint64_t y) {
+    if (x != y) {
+      text += fmt::format("{}{} {:#x} (recorded {:#x})", text.empty() ? "" : ", ", name, x, y);
+    }
+  });
+  return text;
 }
 
 }  // namespace repro::os

@@ -44,12 +44,16 @@ Status write_memory_forced(pid_t pid, uint64_t address, const void* data, size_t
 /// general register, rip, rsp, fs/gs base, and eflags except TF and RF
 /// (which depend on how the thread was stopped, not on what it computed).
 bool same_user_state(const Registers& a, const Registers& b);
+/// The registers that make same_user_state false, as "rax 0x1 != 0x2, ...".
+std::string describe_register_differences(const Registers& actual, const Registers& expected);
 
 enum class SignalDisposition { kCaught, kIgnored, kDefault };
 /// What delivering `signal` to `tid` would do: run a handler, nothing (set
 /// to SIG_IGN, or ignored by default), or the default action (terminate,
 /// stop). Read from /proc/TID/status.
 Result<SignalDisposition> signal_disposition(pid_t tid, int signal);
+/// True if a signal is pending for `tid` (or its process) and not blocked.
+Result<bool> has_deliverable_signal(pid_t tid);
 
 /// Status for a failed ptrace call: kTraceeDied for ESRCH, io_error otherwise.
 Status ptrace_error(int errnum, const char* what, pid_t tid);

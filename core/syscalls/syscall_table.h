@@ -95,4 +95,10 @@ const char* arg_kind_name(ArgKind kind);
 const char* length_rule_name(LengthRule rule);
 const char* replay_policy_name(ReplayPolicy policy);
 
+/// True for the kernel's internal "restart me" results (-ERESTARTSYS ...
+/// -ERESTART_RESTARTBLOCK, include/linux/errno.h). A syscall interrupted by
+/// a signal (or a ptrace interrupt) exits with one of these; the kernel
+/// turns it into EINTR or a restart on the way back to user mode.
+constexpr bool is_restart_result(int64_t result) { return result <= -512 && result >= -516; }
+
 }  // namespace repro::syscalls

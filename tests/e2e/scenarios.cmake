@@ -25,23 +25,17 @@ repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
 
-# Scenarios that do not pass yet, kept out of the suite until the bugs they
-# expose are fixed (TODO(#3), TODO(#4)); run them by hand with
-#   tests/e2e/scenarios/NAME.sh build/repro build
-#   divergence_report    the report's backtrace cannot name functions: replay
-#                        maps files as anonymous memory, which libdw cannot see
-#   real_xz              replay needs one ptrace stop per visit of a preemption
-#                        point inside liblzma's hot loops: far too slow
-#
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
   "bad_input 300"
+  "divergence_report 120"
   "interrupted_recording 300"
   "isolation 120"
   "lost_update_20_of_20 600"
   "real_make 600"
   "real_python_threads 600"
   "real_shell_pipeline 300"
+  "real_xz 600"
   "replay_after_files_deleted 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)

@@ -1,0 +1,54 @@
+#pragma once
+// A breakpoint that costs no ptrace stop when it does not match.
+//
+// Replay finds a preemption point by stopping at the recorded instruction
+// until the registers match. Inside a hot loop that is one stop per turn,
+// a million stops a second of recorded run time. Instead, the instruction
+// is replaced by a jump to a trampoline that compares the general
+// registers with the recorded ones inside the program, traps only when all
+// match, and otherwise runs the displaced instruction and jumps back.
+//
+// The trampoline keeps the program's view intact: it writes no memory of
+// the program (not even the stack), keeps rax and the flags it clobbers in
+// its own page, and runs the instruction with every register and flag as
+// the program left it. Its page must be writable: the two save slots sit
+// at kTrampolineMaxSize.
+
+#include <sys/user.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/base/status.h"
+#include "core/patch/instruction.h"
+
+namespace repro::patch {
+
+struct TrampolineCode {
+  std::string bytes;
+  /// rip of a thread stopped by the trampoline's trap (just past its
+  /// int3); every other register is as it was at the target.
+  uint64_t trap_rip = 0;
+};
+
+/// Machine code for a trampoline at address `trampoline` that traps when a
+/// thread arrives from `target` with the general registers and rsp of
+/// `want`, and otherwise executes `original` (the instruction at `target`,
+/// described by `info`, which must be kRelocatable) and jumps back to the
+/// instruction after it. Errors: invalid_argument when the trampoline is
+/// out of a rel32's reach of `target` or of a rip-relative operand.
+Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
+                                             const user_regs_struct& want,
+                                             std::string_view original, const Instruction& info);
+
+/// The bytes that replace the instruction at `target` (`length` >= 5
+/// bytes): a jump to `trampoline`, padded with int3.
+Result<std::string> jump_to_trampoline(uint64_t target, uint64_t trampoline, size_t length);
+
+/// An upper bound of the trampoline's code size in bytes; its two 8-byte
+/// save slots follow. The whole needs one page.
+inline constexpr size_t kTrampolineMaxSize = 512;
+inline constexpr size_t kTrampolinePageBytes = kTrampolineMaxSize + 16;
+
+}  // namespace repro::patch

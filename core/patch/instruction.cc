@@ -1,0 +1,92 @@
+#include "core/patch/instruction.h"
+
+#include <capstone/capstone.h>
+
+#include <initializer_list>
+
+namespace repro::patch {
+namespace {
+
+// Instructions the tracer must see execute normally: syscalls enter the
+// kernel, rdtsc/rdtscp are trapped and emulated by the recorder, cpuid and
+// TSX behave differently under a debugger, and traps would be mistaken for
+// repro's own.
+bool must_not_step(unsigned id) {
+  switch (id) {
+    case X86_INS_SYSCALL:
+    case X86_INS_SYSENTER:
+    case X86_INS_INT:
+    case X86_INS_INT1:
+    case X86_INS_INT3:
+    case X86_INS_INTO:
+    case X86_INS_UD2:
+    case X86_INS_HLT:
+    case X86_INS_RDTSC:
+    case X86_INS_RDTSCP:
+    case X86_INS_CPUID:
+    case X86_INS_XBEGIN:
+    case X86_INS_XEND:
+    case X86_INS_XABORT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool changes_control_flow(csh handle, const cs_insn* insn) {
+  for (int group : {CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_RET, CS_GRP_INT, CS_GRP_IRET,
+                    CS_GRP_BRANCH_RELATIVE}) {
+    if (cs_insn_group(handle, insn, static_cast<unsigned>(group))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The offset of the instruction's rip-relative disp32, 0 if it has none,
+// or -1 if it reads rip in a way a displacement fix cannot follow.
+int rip_displacement(const cs_insn* insn) {
+  const cs_x86& x86 = insn->detail->x86;
+  bool uses_rip = false;
+  for (uint8_t i = 0; i < x86.op_count; ++i) {
+    const cs_x86_op& op = x86.operands[i];
+    if (op.type == X86_OP_REG && op.reg == X86_REG_RIP) {
+      return -1;
+    }
+    if (op.type == X86_OP_MEM && (op.mem.base == X86_REG_RIP || op.mem.index == X86_REG_RIP)) {
+      if (op.mem.index == X86_REG_RIP || x86.encoding.disp_size != 4) {
+        return -1;
+      }
+      uses_rip = true;
+    }
+  }
+  return uses_rip ? x86.encoding.disp_offset : 0;
+}
+
+}  // namespace
+
+Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t address) {
+  Instruction result;
+  csh handle;
+  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+    return result;
+  }
+  cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+  cs_insn* insn = nullptr;
+  if (cs_disasm(handle, code, size, address, 1, &insn) == 1) {
+    result.length = static_cast<uint8_t>(insn->size);
+    if (!must_not_step(insn->id)) {
+      result.kind = InstructionKind::kSteppable;
+      int displacement = rip_displacement(insn);
+      if (insn->size >= 5 && displacement >= 0 && !changes_control_flow(handle, insn)) {
+        result.kind = InstructionKind::kRelocatable;
+        result.rip_displacement_offset = displacement > 0 ? displacement : -1;
+      }
+    }
+    cs_free(insn, 1);
+  }
+  cs_close(&handle);
+  return result;
+}
+
+}  // namespace repro::patch
