@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "core/os/memory_hash.h"
 #include "core/patch/conditional_trap.h"
@@ -132,8 +133,11 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
 
   uint64_t trampoline = 0;  // page mapped in the tracee, once in use
   // `regs` are the thread's registers as they would be at the target.
-  // How the first visit differed, for the report if none matches.
-  std::string first_difference;
+  // How the state differed where the search began and at the last checked
+  // visit, for the report if none matches.
+  std::string start_difference;
+  std::string last_difference;
+  uint64_t checked_visits = 0;
   auto matches = [&](const os::Registers& regs) -> Result<bool> {
     std::string difference;
     if (!os::same_user_state(regs, recorded)) {
@@ -150,9 +154,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
         }
       }
     }
-    if (first_difference.empty()) {
-      first_difference = difference;
-    }
+    last_difference = difference;
     return difference.empty();
   };
 
@@ -164,26 +166,38 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     if (already) {
       return Status::ok();
     }
+    start_difference = std::exchange(last_difference, "");
   }
   const uint64_t target = recorded.rip;
-  uint8_t code[16] = {};
+  uint8_t code[patch::kRunCodeBytes] = {};
   REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, target, code, sizeof code));
-  const patch::Instruction instruction = patch::decode_instruction(code, sizeof code, target);
   const std::string original(reinterpret_cast<const char*>(code), sizeof code);
+  const std::vector<patch::Instruction> run = patch::displaceable_run(code, sizeof code, target);
+  uint64_t run_length = 0;
+  for (const patch::Instruction& instruction : run) {
+    run_length += instruction.length;
+  }
+  // A run of one instruction can always be moved; a longer one only once a
+  // turn of the loop was seen not to jump into it (step_through_loop).
+  enum class RunState { kUnchecked, kUsable, kUnusable };
+  RunState run_state = run.empty()        ? RunState::kUnusable
+                       : run.size() == 1 ? RunState::kUsable
+                                         : RunState::kUnchecked;
   auto put_back = [&] { return os::write_memory(t.tid, target, original.data(), original.size()); };
 
   auto visit_note = [&]() -> std::string {
-    if (first_difference.empty()) {
-      return "";
+    if (checked_visits == 0) {
+      return "; it never reached that rip; where it stood it differed in " + start_difference;
     }
-    return "; at the first visit (or where the thread stood) it differed in " + first_difference;
+    return fmt::format("; at the last of {} visits whose state was checked it differed in {}",
+                       checked_visits, last_difference);
   };
+  const std::string expected = fmt::format("a preemption at rip {:#x}", target);
   // Where the thread stands when it stopped elsewhere than at the point.
   auto stopped_otherwise = [&](int status) -> Status {
     stashed_stops_[t.tid].push_front(status);
     (void)put_back();
     int event_code = static_cast<int>(static_cast<unsigned>(status) >> 16);
-    std::string expected = fmt::format("a preemption at rip {:#x}", target);
     if (WIFSTOPPED(status) && event_code == PTRACE_EVENT_SECCOMP) {
       stashed_stops_[t.tid].pop_front();
       t.where = ReplayThread::Where::kParked;
@@ -195,6 +209,52 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     }
     return diverged(t, expected, "the thread stopped otherwise before reaching it" + visit_note());
   };
+  auto is_step_stop = [](int status) {
+    return WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
+           WSTOPSIG(status) == SIGTRAP;
+  };
+
+  // Steps the thread, stopped at `target` with the original code in place,
+  // through one turn of its loop, checking each visit of `target` on the
+  // way. Sets `found` if a visit matched; otherwise decides run_state: usable
+  // if the turn came back to `target` and no jump landed inside the run.
+  // Gives up (unusable) at an instruction it must not step or after
+  // kMaxSteps; the thread is then wherever stepping left it.
+  auto step_through_loop = [&](bool* found) -> Status {
+    constexpr int kMaxSteps = 4096;
+    *found = false;
+    run_state = RunState::kUnusable;
+    uint64_t previous_end = 0;  // where sequential flow from the last step goes
+    for (int steps = 0; steps < kMaxSteps; ++steps) {
+      REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+      bool inside = regs.rip > target && regs.rip < target + run_length;
+      if (steps > 0 && inside && regs.rip != previous_end) {
+        return Status::ok();  // a jump into the run: it cannot be replaced
+      }
+      if (steps > 0 && regs.rip == target) {
+        ++checked_visits;
+        REPRO_ASSIGN_OR_RETURN(*found, matches(regs));
+        if (!*found) {
+          run_state = RunState::kUsable;
+        }
+        return Status::ok();
+      }
+      uint8_t next[16] = {};
+      REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, regs.rip, next, sizeof next));
+      patch::Instruction instruction = patch::decode_instruction(next, sizeof next, regs.rip);
+      if (instruction.kind == patch::InstructionKind::kStop) {
+        return Status::ok();
+      }
+      previous_end = regs.rip + instruction.length;
+      REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
+      REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+      if (!is_step_stop(status)) {
+        return stopped_otherwise(status);
+      }
+      t.where = ReplayThread::Where::kParked;
+    }
+    return Status::ok();
+  };
 
   // First visit: a plain breakpoint.
   uint64_t trap_word;
@@ -203,7 +263,19 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
   auto insert = [&] { return os::write_memory(t.tid, target, &trap_word, sizeof trap_word); };
   REPRO_RETURN_IF_ERROR(insert());
   REPRO_RETURN_IF_ERROR(resume(t));
-  uint64_t trap_rip = target + 1;
+  patch::TrampolineCode trap_code;
+  trap_code.trap_rip = target + 1;
+  auto found_here = [&](os::Registers regs) -> Status {
+    REPRO_RETURN_IF_ERROR(put_back());
+    regs.rip = target;
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    if (trampoline != 0) {
+      REPRO_ASSIGN_OR_RETURN(int64_t unmapped,
+                             inject_syscall_at(t, target, SYS_munmap, {trampoline, kPage}));
+      (void)unmapped;  // a page left behind is harmless: nothing hashes it
+    }
+    return Status::ok();
+  };
   while (true) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
     if (!WIFSTOPPED(status) || (static_cast<unsigned>(status) >> 16) != 0) {
@@ -214,38 +286,67 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       continue;
     }
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-    if (regs.rip != trap_rip) {
+    t.where = ReplayThread::Where::kParked;
+    if (trampoline != 0 && regs.rip > target + 1 && regs.rip <= target + run_length) {
+      // A jump landed on the int3 padding after the jump to the trampoline:
+      // carry on with that instruction's copy there.
+      uint64_t landed = regs.rip - 1;
+      uint64_t offset = 0;
+      size_t i = 0;
+      while (i < run.size() && target + offset < landed) {
+        offset += run[i++].length;
+      }
+      if (i == run.size() || target + offset != landed) {
+        (void)put_back();
+        return diverged(t, expected,
+                        fmt::format("a jump to {:#x}, inside an instruction replay had moved",
+                                    landed));
+      }
+      regs.rip = trap_code.moved_addresses[i];
+      REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
       REPRO_RETURN_IF_ERROR(resume(t));
       continue;
     }
-    t.where = ReplayThread::Where::kParked;
+    if (regs.rip != trap_code.trap_rip) {
+      REPRO_RETURN_IF_ERROR(resume(t));
+      continue;
+    }
     regs.rip = target;
+    ++checked_visits;
     REPRO_ASSIGN_OR_RETURN(bool found, matches(regs));
     if (found) {
-      REPRO_RETURN_IF_ERROR(put_back());
-      REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-      if (trampoline != 0) {
-        REPRO_ASSIGN_OR_RETURN(int64_t unmapped,
-                               inject_syscall_at(t, target, SYS_munmap, {trampoline, kPage}));
-        (void)unmapped;  // a page left behind is harmless: nothing hashes it
-      }
-      return Status::ok();
+      return found_here(regs);
     }
     if (trampoline != 0) {
-      // The trampoline goes on with the moved instruction after its trap.
+      // The trampoline goes on with the moved instructions after its trap.
       REPRO_RETURN_IF_ERROR(resume(t));
       continue;
     }
     REPRO_RETURN_IF_ERROR(put_back());
     REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-    if (instruction.kind == patch::InstructionKind::kRelocatable) {
+    if (run_state == RunState::kUnchecked) {
+      REPRO_RETURN_IF_ERROR(step_through_loop(&found));
+      REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+      if (found) {
+        return found_here(regs);
+      }
+      if (regs.rip != target) {
+        // Stepping gave up somewhere else: back to breakpoints.
+        REPRO_RETURN_IF_ERROR(insert());
+        REPRO_RETURN_IF_ERROR(resume(t));
+        continue;
+      }
+    }
+    if (run_state == RunState::kUsable) {
       // More visits to come: move the check into the program.
-      REPRO_ASSIGN_OR_RETURN(trampoline, install_trampoline(t, target, recorded, original,
-                                                            instruction, &trap_rip));
+      REPRO_ASSIGN_OR_RETURN(trampoline,
+                             install_trampoline(t, target, recorded,
+                                                original.substr(0, run_length), run, &trap_code));
       if (trampoline != 0) {
         REPRO_RETURN_IF_ERROR(resume(t));
         continue;
       }
+      run_state = RunState::kUnusable;
     }
     // Not yet: execute the real instruction, then set the trap again.
     REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
@@ -261,8 +362,8 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
 Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t target,
                                                    const os::Registers& want,
                                                    const std::string& original,
-                                                   const patch::Instruction& instruction,
-                                                   uint64_t* trap_rip) {
+                                                   const std::vector<patch::Instruction>& run,
+                                                   patch::TrampolineCode* code) {
   // Requires: t stopped at `target` with the original code in place.
   // Returns the trampoline's page, or 0 when none could be placed (the
   // caller falls back to breakpoints).
@@ -270,11 +371,9 @@ Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t tar
   if (page == 0) {
     return uint64_t{0};
   }
-  auto code = patch::conditional_trap_code(page, target, want,
-                                           std::string_view(original).substr(0, instruction.length),
-                                           instruction);
-  auto jump = patch::jump_to_trampoline(target, page, instruction.length);
-  if (!code.is_ok() || !jump.is_ok()) {
+  auto built = patch::conditional_trap_code(page, target, want, original, run);
+  auto jump = patch::jump_to_trampoline(target, page, original.size());
+  if (!built.is_ok() || !jump.is_ok()) {
     return uint64_t{0};
   }
   REPRO_ASSIGN_OR_RETURN(
@@ -285,15 +384,16 @@ Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t tar
                          static_cast<uint64_t>(-1), 0}));
   if (static_cast<uint64_t>(mapped) != page) {
     if (mapped > 0) {
-      REPRO_ASSIGN_OR_RETURN(int64_t unmapped, inject_syscall_at(t, target, SYS_munmap,
-                                                                 {static_cast<uint64_t>(mapped), kPage}));
+      REPRO_ASSIGN_OR_RETURN(int64_t unmapped,
+                             inject_syscall_at(t, target, SYS_munmap,
+                                               {static_cast<uint64_t>(mapped), kPage}));
       (void)unmapped;
     }
     return uint64_t{0};
   }
-  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, page, code->bytes.data(), code->bytes.size()));
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, page, built->bytes.data(), built->bytes.size()));
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, target, jump->data(), jump->size()));
-  *trap_rip = code->trap_rip;
+  *code = std::move(*built);
   return page;
 }
 

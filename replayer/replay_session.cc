@@ -1,6 +1,7 @@
 #include "replayer/replay_session.h"
 
 #include <fmt/core.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -303,6 +304,31 @@ Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_
 // ---------------------------------------------------------------------------
 // The loop
 
+void ReplaySession::pin_like_the_recording(int recorded_cpu) {
+  // cpuid (which cannot be trapped) tells a program the APIC id of the core
+  // it runs on, and programs do keep it (libgcc's CPU feature probe leaves
+  // it on the stack, which preemption points hash). So replay runs on the
+  // CPU the recording ran on. One CPU also makes ptrace stops cheaper.
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    return;
+  }
+  int cpu = recorded_cpu;
+  if (cpu < 0 || !CPU_ISSET(cpu, &allowed)) {
+    if (cpu >= 0 && options_.on_warning) {
+      options_.on_warning(fmt::format(
+          "the trace was recorded on CPU {}, which this replay may not use; a program that "
+          "reads its core number with cpuid may diverge",
+          cpu));
+    }
+    cpu = std::max(sched_getcpu(), 0);
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  sched_setaffinity(0, sizeof one, &one);
+}
+
 Status ReplaySession::start() {
   format::Event first;
   format::Event exec;
@@ -326,6 +352,7 @@ Status ReplaySession::start() {
   REPRO_ASSIGN_OR_RETURN(std::string exe_path, exec_paths_.make(exec.path.size(), exe_copy));
 
   const format::TraceHeader& header = reader_->header();
+  pin_like_the_recording(header.pinned_cpu);
   os::SpawnOptions spawn;
   spawn.exe_path = exe_path;
   spawn.argv = header.argv;

@@ -25,10 +25,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/base/status.h"
 #include "core/format/event.h"
 #include "core/format/trace_reader.h"
+#include "core/patch/conditional_trap.h"
 #include "core/patch/instruction.h"
 #include "replayer/exec_paths.h"
 #include "replayer/mapped_files.h"
@@ -67,6 +69,8 @@ class ReplaySession {
   ReplaySession(const ReplayOptions& options, std::unique_ptr<format::TraceReader> reader,
                 ExecPaths paths);
   Status start();
+  /// Pins repro (and so the program it starts) to the recording's CPU.
+  void pin_like_the_recording(int recorded_cpu);
   /// The next event, from the lookahead buffer or the trace.
   Result<bool> next_event(format::Event* event);
   /// The next event of `thread` that is not a preemption, reading ahead as
@@ -126,7 +130,8 @@ class ReplaySession {
   /// and jumps to it from there (see core/patch/conditional_trap.h).
   Result<uint64_t> install_trampoline(ReplayThread& t, uint64_t target, const os::Registers& want,
                                       const std::string& original,
-                                      const patch::Instruction& instruction, uint64_t* trap_rip);
+                                      const std::vector<patch::Instruction>& run,
+                                      patch::TrampolineCode* code);
   /// Runs one syscall of our choosing in a thread stopped outside any
   /// syscall, using the code bytes at `scratch_code` (put back after).
   Result<int64_t> inject_syscall_at(ReplayThread& t, uint64_t scratch_code, int number,

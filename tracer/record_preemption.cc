@@ -21,6 +21,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "core/os/memory_hash.h"
 #include "core/os/tracee.h"
@@ -46,7 +47,7 @@ constexpr auto kFirstProbeAfter = std::chrono::milliseconds(2);
 
 // How far a thread is stepped looking for a relocatable instruction. A step
 // costs two ptrace calls; loops built only of short instructions have none.
-constexpr int kMaxStepsToRelocatable = 128;
+constexpr int kMaxStepsToRelocatable = 256;
 
 uint64_t xstate_hash(const std::string& xstate) {
   // Same 416 bytes as log_preempt: the FXSAVE registers.
@@ -84,19 +85,43 @@ Status RecordSession::on_interrupted(Thread& t) {
 }
 
 Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t) {
+  // A run of several short instructions is a good point only where the
+  // thread has been before in this walk (it goes round a loop) and no jump
+  // seen so far lands inside the run; replay checks the same way.
+  std::vector<uint64_t> seen;
+  std::vector<uint64_t> landings;
+  uint64_t previous_end = 0;
   for (int steps = 0;; ++steps) {
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-    uint8_t code[16] = {};
+    if (steps > 0 && regs.rip != previous_end) {
+      landings.push_back(regs.rip);
+    }
+    uint8_t code[patch::kRunCodeBytes] = {};
     if (!os::read_memory(t.tid, regs.rip, code, sizeof code).is_ok()) {
       return StepOutcome::kNotFound;
     }
-    patch::Instruction instruction = patch::decode_instruction(code, sizeof code, regs.rip);
-    if (instruction.kind == patch::InstructionKind::kRelocatable) {
+    std::vector<patch::Instruction> run = patch::displaceable_run(code, sizeof code, regs.rip);
+    if (run.size() == 1) {
       return StepOutcome::kAtRelocatable;
     }
+    if (run.size() > 1 && std::find(seen.begin(), seen.end(), regs.rip) != seen.end()) {
+      uint64_t end = regs.rip;
+      for (const patch::Instruction& instruction : run) {
+        end += instruction.length;
+      }
+      bool jumped_into = std::any_of(landings.begin(), landings.end(), [&](uint64_t landing) {
+        return landing > regs.rip && landing < end;
+      });
+      if (!jumped_into) {
+        return StepOutcome::kAtRelocatable;
+      }
+    }
+    patch::Instruction instruction = patch::decode_instruction(code, sizeof code, regs.rip);
     if (instruction.kind == patch::InstructionKind::kStop || steps == kMaxStepsToRelocatable) {
       return StepOutcome::kNotFound;
     }
+    seen.push_back(regs.rip);
+    previous_end = regs.rip + instruction.length;
     if (ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, 0) != 0) {
       return os::ptrace_error(errno, "stepping", t.tid);
     }

@@ -110,17 +110,19 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   if (!session->signal_fd_.valid()) {
     return Status::from_errno(errno, "signalfd");
   }
+  format::TraceHeader header;
   if (options.pin_to_one_cpu) {
     // A ptrace stop costs 7 µs when tracer and tracee share a CPU and
     // ~65 µs across CPUs here (DESIGN.md); only one tracee runs at a time.
-    int cpu = sched_getcpu();
+    // The header names the CPU: cpuid tells the program its core.
+    int cpu = std::max(sched_getcpu(), 0);
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpu < 0 ? 0 : cpu, &set);
-    sched_setaffinity(0, sizeof set, &set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) == 0) {
+      header.pinned_cpu = cpu;
+    }
   }
-
-  format::TraceHeader header;
   header.cpu = format::current_cpu_identity();
   utsname uts;
   if (uname(&uts) == 0) {

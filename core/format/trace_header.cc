@@ -1,5 +1,7 @@
 #include "core/format/trace_header.h"
 
+#include <sched.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -164,6 +166,21 @@ Status get_u32(const Json& object, const std::string& key, uint32_t* out) {
   return Status::ok();
 }
 
+// An optional CPU number: -1 when absent.
+Status get_optional_cpu(const Json& object, const std::string& key, int32_t* out) {
+  const Json* value = find_field(object, key);
+  *out = -1;
+  if (value == nullptr) {
+    return Status::ok();
+  }
+  if (!value->is_number_integer() || value->get<int64_t>() < -1 ||
+      value->get<int64_t>() >= CPU_SETSIZE) {
+    return field_error(key, "is not a CPU number");
+  }
+  *out = static_cast<int32_t>(value->get<int64_t>());
+  return Status::ok();
+}
+
 Status get_bytes_list(const Json& object, const std::string& key, std::vector<std::string>* out) {
   const Json* value = find_field(object, key);
   if (value == nullptr) {
@@ -232,6 +249,7 @@ Result<TraceHeader> parse_header(const std::string& text, bool check_version) {
   REPRO_RETURN_IF_ERROR(get_u32(*cpu, "stepping", &header.cpu.stepping).context("cpu"));
   REPRO_RETURN_IF_ERROR(get_bytes(*cpu, "features", &header.cpu.features).context("cpu"));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "kernel_release", &header.kernel_release));
+  REPRO_RETURN_IF_ERROR(get_optional_cpu(root, "pinned_cpu", &header.pinned_cpu));
   REPRO_RETURN_IF_ERROR(get_bytes_list(root, "argv", &header.argv));
   REPRO_RETURN_IF_ERROR(get_bytes_list(root, "env", &header.env));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "cwd", &header.cwd));
@@ -257,6 +275,7 @@ std::string header_to_json(const TraceHeader& header) {
   cpu["features"] = bytes_to_json(header.cpu.features);
   root["cpu"] = std::move(cpu);
   root["kernel_release"] = bytes_to_json(header.kernel_release);
+  root["pinned_cpu"] = header.pinned_cpu;
   OrderedJson argv = OrderedJson::array();
   for (const std::string& arg : header.argv) {
     argv.push_back(bytes_to_json(arg));

@@ -26,6 +26,10 @@ struct TraceHeader {
   std::string arch = "x86_64";
   CpuIdentity cpu;
   std::string kernel_release;
+  /// The CPU the program was pinned to while recorded, or -1 (--no-pin).
+  /// cpuid tells a program which core it runs on (its APIC id), and that
+  /// cannot be trapped: replay pins itself to the same CPU number.
+  int32_t pinned_cpu = -1;
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::string cwd;

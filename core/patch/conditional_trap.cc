@@ -81,10 +81,19 @@ enum Reg { kRcx = 1, kRdx = 2, kRbx = 3, kRbp = 5, kRsi = 6, kRdi = 7 };
 
 Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
                                              const user_regs_struct& want,
-                                             std::string_view original, const Instruction& info) {
-  if (info.kind != InstructionKind::kRelocatable || original.size() != info.length) {
+                                             std::string_view original,
+                                             const std::vector<Instruction>& run) {
+  size_t run_length = 0;
+  for (const Instruction& instruction : run) {
+    if (instruction.kind != InstructionKind::kMovable) {
+      run_length = 0;
+      break;
+    }
+    run_length += instruction.length;
+  }
+  if (run_length < kJumpLength || original.size() != run_length) {
     return Status::error(StatusCode::kInvalidArgument,
-                         fmt::format("the instruction at {:#x} cannot be relocated", target));
+                         fmt::format("the code at {:#x} cannot be moved", target));
   }
   Assembler a(trampoline);
   // The program's memory stays untouched (replay compares a hash of it):
@@ -123,24 +132,33 @@ Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t targe
   a.int3();
   TrampolineCode code;
   code.trap_rip = a.here();
-  // Runs the displaced instruction where it now stands, then goes back.
-  auto run_moved_instruction = [&]() -> Status {
-    std::string moved(original);
-    if (info.rip_displacement_offset >= 0) {
-      int32_t displacement;
-      std::memcpy(&displacement, moved.data() + info.rip_displacement_offset, sizeof displacement);
-      int64_t fixed = int64_t{displacement} + static_cast<int64_t>(target - a.here());
-      if (!fits_rel32(fixed)) {
-        return Status::error(StatusCode::kInvalidArgument,
-                             fmt::format("trampoline at {:#x} is out of reach of the operand of "
-                                         "the instruction at {:#x}",
-                                         trampoline, target));
+  // Runs the displaced instructions where they now stand, then goes back.
+  auto run_moved_instructions = [&](std::vector<uint64_t>* addresses) -> Status {
+    size_t offset = 0;
+    for (const Instruction& instruction : run) {
+      if (addresses != nullptr) {
+        addresses->push_back(a.here());
       }
-      displacement = static_cast<int32_t>(fixed);
-      std::memcpy(moved.data() + info.rip_displacement_offset, &displacement, sizeof displacement);
+      std::string moved(original.substr(offset, instruction.length));
+      if (instruction.rip_displacement_offset >= 0) {
+        int32_t displacement;
+        std::memcpy(&displacement, moved.data() + instruction.rip_displacement_offset,
+                    sizeof displacement);
+        int64_t fixed = int64_t{displacement} + static_cast<int64_t>(target + offset - a.here());
+        if (!fits_rel32(fixed)) {
+          return Status::error(StatusCode::kInvalidArgument,
+                               fmt::format("trampoline at {:#x} is out of reach of the operand of "
+                                           "the instruction at {:#x}",
+                                           trampoline, target + offset));
+        }
+        displacement = static_cast<int32_t>(fixed);
+        std::memcpy(moved.data() + instruction.rip_displacement_offset, &displacement,
+                    sizeof displacement);
+      }
+      a.bytes() += moved;
+      offset += instruction.length;
     }
-    a.bytes() += moved;
-    int64_t back = static_cast<int64_t>(target + info.length) - static_cast<int64_t>(a.here() + 5);
+    int64_t back = static_cast<int64_t>(target + run_length) - static_cast<int64_t>(a.here() + 5);
     if (!fits_rel32(back)) {
       return Status::error(StatusCode::kInvalidArgument,
                            fmt::format("trampoline at {:#x} is out of reach of {:#x}", trampoline,
@@ -152,11 +170,11 @@ Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t targe
   };
   // The tracer resumes a thread after the trap when the rest of the state
   // (FPU registers, memory) did not match either.
-  REPRO_RETURN_IF_ERROR(run_moved_instruction());
+  REPRO_RETURN_IF_ERROR(run_moved_instructions(&code.moved_addresses));
   // Not this visit: restore, run the displaced instruction, go back.
   for (size_t at : misses) a.bind_here(at);
   restore();
-  REPRO_RETURN_IF_ERROR(run_moved_instruction());
+  REPRO_RETURN_IF_ERROR(run_moved_instructions(nullptr));
   if (a.bytes().size() > kTrampolineMaxSize) {
     return Status::error(StatusCode::kInvalidArgument, "trampoline code too long");
   }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/status.h"
 #include "core/patch/instruction.h"
@@ -30,20 +31,25 @@ struct TrampolineCode {
   /// rip of a thread stopped by the trampoline's trap (just past its
   /// int3); every other register is as it was at the target.
   uint64_t trap_rip = 0;
+  /// Where each moved instruction runs after the trap, in run order: a
+  /// thread found at the i-th instruction of the run continues there.
+  std::vector<uint64_t> moved_addresses;
 };
 
 /// Machine code for a trampoline at address `trampoline` that traps when a
 /// thread arrives from `target` with the general registers and rsp of
-/// `want`, and otherwise executes `original` (the instruction at `target`,
-/// described by `info`, which must be kRelocatable) and jumps back to the
-/// instruction after it. Errors: invalid_argument when the trampoline is
-/// out of a rel32's reach of `target` or of a rip-relative operand.
+/// `want`, and otherwise executes `original` (the bytes of the run of
+/// movable instructions `run` at `target`, see displaceable_run) and
+/// jumps back to the instruction after the run. Errors: invalid_argument
+/// when the trampoline is out of a rel32's reach of `target` or of a
+/// rip-relative operand.
 Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
                                              const user_regs_struct& want,
-                                             std::string_view original, const Instruction& info);
+                                             std::string_view original,
+                                             const std::vector<Instruction>& run);
 
-/// The bytes that replace the instruction at `target` (`length` >= 5
-/// bytes): a jump to `trampoline`, padded with int3.
+/// The bytes that replace the run at `target` (`length` >= 5 bytes): a
+/// jump to `trampoline`, padded with int3.
 Result<std::string> jump_to_trampoline(uint64_t target, uint64_t trampoline, size_t length);
 
 /// An upper bound of the trampoline's code size in bytes; its two 8-byte

@@ -9,8 +9,8 @@ namespace {
 
 // Instructions the tracer must see execute normally: syscalls enter the
 // kernel, rdtsc/rdtscp are trapped and emulated by the recorder, cpuid and
-// TSX behave differently under a debugger, and traps would be mistaken for
-// repro's own.
+// TSX behave differently under a debugger, traps would be mistaken for
+// repro's own, and pushf would save the single-step trap flag in memory.
 bool must_not_step(unsigned id) {
   switch (id) {
     case X86_INS_SYSCALL:
@@ -27,6 +27,32 @@ bool must_not_step(unsigned id) {
     case X86_INS_XBEGIN:
     case X86_INS_XEND:
     case X86_INS_XABORT:
+    // Stepped, these would push the trap flag the debugger set.
+    case X86_INS_PUSHF:
+    case X86_INS_PUSHFD:
+    case X86_INS_PUSHFQ:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A rep-prefixed string instruction runs in steps that each leave rip on
+// the instruction (rcx counts down): a thread can stand in its middle,
+// which a check at its start would never see. Stepped, it stays in place.
+bool is_repeated_string_instruction(const cs_insn* insn) {
+  uint8_t rep = insn->detail->x86.prefix[0];
+  if (rep != X86_PREFIX_REP && rep != X86_PREFIX_REPNE) {
+    return false;
+  }
+  switch (insn->id) {
+    case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD: case X86_INS_MOVSQ:
+    case X86_INS_STOSB: case X86_INS_STOSW: case X86_INS_STOSD: case X86_INS_STOSQ:
+    case X86_INS_LODSB: case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
+    case X86_INS_SCASB: case X86_INS_SCASW: case X86_INS_SCASD: case X86_INS_SCASQ:
+    case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD: case X86_INS_CMPSQ:
+    case X86_INS_INSB: case X86_INS_INSW: case X86_INS_INSD:
+    case X86_INS_OUTSB: case X86_INS_OUTSW: case X86_INS_OUTSD:
       return true;
     default:
       return false;
@@ -78,8 +104,9 @@ Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t addres
     if (!must_not_step(insn->id)) {
       result.kind = InstructionKind::kSteppable;
       int displacement = rip_displacement(insn);
-      if (insn->size >= 5 && displacement >= 0 && !changes_control_flow(handle, insn)) {
-        result.kind = InstructionKind::kRelocatable;
+      if (displacement >= 0 && !changes_control_flow(handle, insn) &&
+          !is_repeated_string_instruction(insn)) {
+        result.kind = InstructionKind::kMovable;
         result.rip_displacement_offset = displacement > 0 ? displacement : -1;
       }
     }
@@ -87,6 +114,23 @@ Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t addres
   }
   cs_close(&handle);
   return result;
+}
+
+std::vector<Instruction> displaceable_run(const uint8_t* code, size_t size, uint64_t address) {
+  std::vector<Instruction> run;
+  size_t length = 0;
+  while (length < kJumpLength) {
+    if (length >= size) {
+      return {};
+    }
+    Instruction instruction = decode_instruction(code + length, size - length, address + length);
+    if (instruction.kind != InstructionKind::kMovable) {
+      return {};
+    }
+    run.push_back(instruction);
+    length += instruction.length;
+  }
+  return run;
 }
 
 }  // namespace repro::patch

@@ -21,12 +21,31 @@ TEST_CASE("a header with every field populated round-trips through JSON", "[form
   header.env = {"A=1", std::string(100000, 'e')};
   header.seed = UINT64_MAX;
   header.start_time_ns = UINT64_MAX - 1;
+  header.pinned_cpu = 3;
   Result<TraceHeader> parsed = header_from_json(header_to_json(header));
   REQUIRE(parsed.is_ok());
   CHECK(parsed.value() == header);
   Result<uint32_t> version = header_format_version(header_to_json(header));
   REQUIRE(version.is_ok());
   CHECK(version.value() == kTraceFormatVersion);
+}
+
+TEST_CASE("a header without pinned_cpu (an unpinned recording) reads as -1", "[format]") {
+  TraceHeader header = make_header();
+  header.format_version = kTraceFormatVersion;
+  header.pinned_cpu = -1;
+  std::string json = header_to_json(header);
+  size_t at = json.find("\"pinned_cpu\"");
+  REQUIRE(at != std::string::npos);
+  size_t line_end = json.find('\n', at);
+  json.erase(at, line_end - at + 1);
+  REQUIRE(json.find("pinned_cpu") == std::string::npos);
+  Result<TraceHeader> parsed = header_from_json(json);
+  REQUIRE(parsed.is_ok());
+  CHECK(parsed->pinned_cpu == -1);
+  std::string bad = header_to_json(header);
+  bad.replace(bad.find("-1", bad.find("pinned_cpu")), 2, "\"x\"");
+  CHECK_FALSE(header_from_json(bad).is_ok());
 }
 
 TEST_CASE("byte strings that are not UTF-8 round-trip through JSON", "[format][roundtrip]") {

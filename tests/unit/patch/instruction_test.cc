@@ -26,33 +26,61 @@ TEST_CASE("syscalls, traps, rdtsc and cpuid are never stepped over") {
   CHECK(decode({0x0f, 0x0b}).kind == InstructionKind::kStop);        // ud2
 }
 
-TEST_CASE("short plain instructions and branches are steppable but stay in place") {
-  auto add = decode({0x48, 0x01, 0xd8});  // add rax, rbx
-  CHECK(add.kind == InstructionKind::kSteppable);
-  CHECK(add.length == 3);
+TEST_CASE("pushf is never stepped over: it would save the trap flag") {
+  CHECK(decode({0x9c}).kind == InstructionKind::kStop);
+}
+
+TEST_CASE("branches and calls are steppable but stay in place") {
   CHECK(decode({0x0f, 0x85, 0x10, 0, 0, 0}).kind == InstructionKind::kSteppable);  // jne rel32
   CHECK(decode({0xe8, 0x10, 0, 0, 0}).kind == InstructionKind::kSteppable);        // call rel32
   CHECK(decode({0xff, 0xe0}).kind == InstructionKind::kSteppable);                 // jmp rax
   CHECK(decode({0xc3}).kind == InstructionKind::kSteppable);                       // ret
+  // rep stosb: a thread can stand in its middle, so it never moves
+  CHECK(decode({0xf3, 0xaa}).kind == InstructionKind::kSteppable);
+  CHECK(decode({0xf3, 0x48, 0xa5}).kind == InstructionKind::kSteppable);  // rep movsq
+  CHECK(decode({0xaa}).kind == InstructionKind::kMovable);                // stosb alone
 }
 
-TEST_CASE("five-byte plain instructions are relocatable, rip-relative ones with their displacement") {
+TEST_CASE("plain instructions are movable, rip-relative ones with their displacement") {
+  auto add = decode({0x48, 0x01, 0xd8});  // add rax, rbx
+  CHECK(add.kind == InstructionKind::kMovable);
+  CHECK(add.length == 3);
+
   auto mov_imm = decode({0xb8, 1, 2, 3, 4});  // mov eax, 0x04030201
-  CHECK(mov_imm.kind == InstructionKind::kRelocatable);
+  CHECK(mov_imm.kind == InstructionKind::kMovable);
   CHECK(mov_imm.length == 5);
   CHECK(mov_imm.rip_displacement_offset == -1);
 
   auto load = decode({0x48, 0x8b, 0x05, 0x10, 0, 0, 0});  // mov rax, [rip+0x10]
-  CHECK(load.kind == InstructionKind::kRelocatable);
+  CHECK(load.kind == InstructionKind::kMovable);
   CHECK(load.length == 7);
   CHECK(load.rip_displacement_offset == 3);
 
   auto cmp = decode({0x83, 0x3d, 0x10, 0, 0, 0, 0});  // cmp dword [rip+0x10], 0
-  CHECK(cmp.kind == InstructionKind::kRelocatable);
+  CHECK(cmp.kind == InstructionKind::kMovable);
   CHECK(cmp.rip_displacement_offset == 2);
 }
 
 TEST_CASE("undecodable bytes stop") {
   std::vector<uint8_t> bad = {0x0f, 0xff};  // ud0 without operands, truncated
   CHECK(decode_instruction(bad.data(), 1, 0x401000).kind == InstructionKind::kStop);
+}
+
+TEST_CASE("a displaceable run is the shortest run of movable instructions of five bytes or more") {
+  std::vector<uint8_t> code = {0x48, 0x01, 0xd8,  // add rax, rbx
+                               0x48, 0x31, 0xc8,  // xor rax, rcx
+                               0x75, 0xf8};       // jne -8
+  code.resize(32, 0x90);
+  auto run = repro::patch::displaceable_run(code.data(), code.size(), 0x401000);
+  REQUIRE(run.size() == 2);
+  CHECK(run[0].length + run[1].length == 6);
+
+  std::vector<uint8_t> branchy = {0x48, 0x01, 0xd8,  // add rax, rbx
+                                  0x75, 0xfb};       // jne: ends the run too early
+  branchy.resize(32, 0x90);
+  CHECK(repro::patch::displaceable_run(branchy.data(), branchy.size(), 0x401000).empty());
+
+  std::vector<uint8_t> one = {0x48, 0x8b, 0x05, 0x10, 0, 0, 0};  // mov rax, [rip+0x10]
+  one.resize(32, 0x90);
+  CHECK(repro::patch::displaceable_run(one.data(), one.size(), 0x401000).size() == 1);
 }
