@@ -42,5 +42,7 @@ xz -dc record.xz | cmp -s - input.txt || fail "recorded output does not decompre
 [ "$(stat -c %s record.xz)" -lt $((size / 2)) ] || fail "recorded output is not compressed"
 expect_check_complete trace
 
+# Replay must not need the input file.
+rm input.txt || fail "cannot delete input.txt"
 expect_same_replay trace record.xz record.err 0 300
 pass "$size bytes -> $(stat -c %s record.xz) bytes, replay identical"
