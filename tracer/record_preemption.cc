@@ -26,6 +26,7 @@
 #include "core/os/memory_hash.h"
 #include "core/os/tracee.h"
 #include "core/patch/instruction.h"
+#include "core/syscalls/syscall_table.h"
 #include "tracer/record_session.h"
 #include "tracer/record_thread.h"
 
@@ -48,6 +49,15 @@ constexpr auto kFirstProbeAfter = std::chrono::milliseconds(2);
 // How far a thread is stepped looking for a relocatable instruction. A step
 // costs two ptrace calls; loops built only of short instructions have none.
 constexpr int kMaxStepsToRelocatable = 256;
+
+// A syscall that was interrupted and has not been restarted yet: the
+// kernel moves rip back onto the syscall instruction on the way to user
+// mode, so a single step would run the syscall with the trap flag set (and
+// r11 would save it), which replay does not do.
+bool restart_pending(const os::Registers& regs) {
+  return static_cast<int64_t>(regs.orig_rax) >= 0 &&
+         syscalls::is_restart_result(static_cast<int64_t>(regs.rax));
+}
 
 uint64_t xstate_hash(const std::string& xstate) {
   // Same 416 bytes as log_preempt: the FXSAVE registers.
@@ -98,6 +108,9 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t)
     }
     uint8_t code[patch::kRunCodeBytes] = {};
     if (!os::read_memory(t.tid, regs.rip, code, sizeof code).is_ok()) {
+      return StepOutcome::kNotFound;
+    }
+    if (restart_pending(regs)) {
       return StepOutcome::kNotFound;
     }
     std::vector<patch::Instruction> run = patch::displaceable_run(code, sizeof code, regs.rip);
@@ -151,7 +164,8 @@ Status RecordSession::start_spin_probe(Thread& t) {
   probed_this_run_ = true;
   slice_start_ = std::chrono::steady_clock::now();
   uint8_t code[16] = {};
-  if (!os::read_memory(t.tid, t.probe_registers.rip, code, sizeof code).is_ok() ||
+  if (restart_pending(t.probe_registers) ||
+      !os::read_memory(t.tid, t.probe_registers.rip, code, sizeof code).is_ok() ||
       patch::decode_instruction(code, sizeof code, t.probe_registers.rip).kind ==
           patch::InstructionKind::kStop) {
     // Never step over a syscall: the flags it saves in r11 would carry the

@@ -902,7 +902,9 @@ Status RecordSession::on_signal(Thread& t, int signal) {
                                           signal == SIGTRAP || signal == SIGSYS);
   if (!synchronous && t.state == Thread::State::kRunning) {
     // An asynchronous signal lands wherever the thread stands: name the
-    // point so replay can deliver it at the same instruction.
+    // point so replay can deliver it at the same instruction. (Stepping to
+    // a cheaper point first would need other signals blocked meanwhile,
+    // and PTRACE_SETSIGMASK cancels the mask a sigsuspend restores.)
     REPRO_RETURN_IF_ERROR(log_preempt(t));
   }
   event_.clear();
