@@ -90,12 +90,7 @@ Result<int64_t> ReplaySession::inject_syscall_at(ReplayThread& t, uint64_t scrat
   os::Registers regs = saved;
   regs.rip = scratch_code;
   regs.rax = static_cast<uint64_t>(number);
-  regs.rdi = args[0];
-  regs.rsi = args[1];
-  regs.rdx = args[2];
-  regs.r10 = args[3];
-  regs.r8 = args[4];
-  regs.r9 = args[5];
+  os::set_syscall_args(regs, args);
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   REPRO_RETURN_IF_ERROR(resume(t));
   int64_t result = 0;

@@ -104,6 +104,10 @@ class ReplaySession {
   Status apply_write_to_shared_file(ReplayThread& t, const format::Event& event);
   Status wait_syscall_exit(ReplayThread& t);
   Status write_recorded_memory(ReplayThread& t, const format::Event& event);
+  /// Runs the syscall `substitute` describes (at a seccomp stop) in place of
+  /// the recorded one, then puts back the recorded number, arguments and
+  /// result at its exit.
+  Status run_in_place(ReplayThread& t, const format::Event& event, const os::Registers& substitute);
   /// The signal mask a syscall installs while it waits (rt_sigsuspend,
   /// ppoll, pselect6, epoll_pwait, epoll_pwait2), if it was given one.
   struct SignalMask {

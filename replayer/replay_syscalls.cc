@@ -32,15 +32,6 @@ bool result_is_address(int number) {
   return number == SYS_mmap || number == SYS_mremap || number == SYS_brk || number == SYS_shmat;
 }
 
-void set_args(os::Registers& regs, const std::array<uint64_t, 6>& args) {
-  regs.rdi = args[0];
-  regs.rsi = args[1];
-  regs.rdx = args[2];
-  regs.r10 = args[3];
-  regs.r8 = args[4];
-  regs.r9 = args[5];
-}
-
 }  // namespace
 
 Status ReplaySession::wait_syscall_exit(ReplayThread& t) {
@@ -141,16 +132,7 @@ Status ReplaySession::emulate(ReplayThread& t, const format::Event& event) {
     // number, so run a harmless syscall in its place and put the number
     // back at its exit.
     regs.orig_rax = SYS_getpid;
-    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-    REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
-    REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
-    REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
-    regs.orig_rax = static_cast<uint64_t>(event.syscall_number);
-    regs.rax = static_cast<uint64_t>(event.result);
-    set_args(regs, t.args);
-    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-    t.where = ReplayThread::Where::kParked;
-    return Status::ok();
+    return run_in_place(t, event, regs);
   }
   // At a seccomp stop, syscall number -1 skips the syscall and the program
   // sees rax as its result.
@@ -223,15 +205,20 @@ Status ReplaySession::wait_under_temporary_mask(ReplayThread& t, const format::E
   regs.orig_rax = SYS_rt_sigsuspend;
   regs.rdi = mask.address;
   regs.rsi = mask.size;
-  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  return run_in_place(t, event, regs);
+}
+
+Status ReplaySession::run_in_place(ReplayThread& t, const format::Event& event,
+                                   const os::Registers& substitute) {
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, substitute));
   REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
   REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
-  // Back to the recorded syscall and result before the signal is handled:
+  // Back to the recorded syscall and result before a signal is handled:
   // the kernel turns a restart result into EINTR or a restart by them.
-  REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   regs.orig_rax = static_cast<uint64_t>(event.syscall_number);
   regs.rax = static_cast<uint64_t>(event.result);
-  set_args(regs, t.args);
+  os::set_syscall_args(regs, t.args);
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   t.where = ReplayThread::Where::kParked;
   return Status::ok();
@@ -265,7 +252,7 @@ Result<int64_t> ReplaySession::inject_syscall(ReplayThread& t, int number,
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   regs.rip -= 2;
   regs.rax = static_cast<uint64_t>(number);
-  set_args(regs, args);
+  os::set_syscall_args(regs, args);
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   // PTRACE_CONT: with PTRACE_SYSCALL a syscall-entry stop would come first.
   REPRO_RETURN_IF_ERROR(resume(t, PTRACE_CONT));
@@ -389,7 +376,7 @@ Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) 
     return diverged(t, fmt::format("mmap at {:#x}", address),
                     fmt::format("mmap returned {:#x}", regs.rax));
   }
-  set_args(regs, t.args);
+  os::set_syscall_args(regs, t.args);
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   if (!file_backed) {
     return Status::ok();

@@ -261,6 +261,15 @@ void for_each_user_register(const Registers& a, const Registers& b, Visit visit)
 
 }  // namespace
 
+void set_syscall_args(Registers& regs, const std::array<uint64_t, 6>& args) {
+  regs.rdi = args[0];
+  regs.rsi = args[1];
+  regs.rdx = args[2];
+  regs.r10 = args[3];
+  regs.r8 = args[4];
+  regs.r9 = args[5];
+}
+
 bool same_user_state(const Registers& a, const Registers& b) {
   bool same = true;
   for_each_user_register(a, b, [&](const char*, uint64_t x, uint64_t y) { same = same && x == y; });

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -21,6 +22,8 @@ namespace repro::os {
 using Registers = user_regs_struct;
 
 Result<Registers> get_registers(pid_t tid);
+/// Puts the six syscall arguments in rdi, rsi, rdx, r10, r8, r9.
+void set_syscall_args(Registers& regs, const std::array<uint64_t, 6>& args);
 Status set_registers(pid_t tid, const Registers& regs);
 /// The extended (FPU/SSE/AVX) state as raw bytes (PTRACE_GETREGSET NT_X86_XSTATE).
 Result<std::string> get_extended_registers(pid_t tid);
