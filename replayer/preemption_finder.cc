@@ -366,7 +366,8 @@ Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t tar
   if (page == 0) {
     return uint64_t{0};
   }
-  auto built = patch::conditional_trap_code(page, target, want, original, run);
+  REPRO_ASSIGN_OR_RETURN(os::Registers now, os::get_registers(t.tid));
+  auto built = patch::conditional_trap_code(page, target, want, now, original, run);
   auto jump = patch::jump_to_trampoline(target, page, original.size());
   if (!built.is_ok() || !jump.is_ok()) {
     return uint64_t{0};

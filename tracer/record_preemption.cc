@@ -10,7 +10,7 @@
 //   kMaxStepsToRelocatable instructions away, and never over a syscall).
 // - Soon after a thread gets the CPU a "spin probe" checks whether it is
 //   spinning: a breakpoint at the instruction it stands on; if the loop
-//   comes back there having written no memory, the thread waits for
+//   comes back there with the same registers, the thread waits for
 //   another one and is preempted at once instead of wasting its slice.
 // - Where no such instruction is near, the old rule holds: preempt only a
 //   spinning thread, or one that has run kMustPreemptAfter without a
@@ -174,7 +174,6 @@ Status RecordSession::start_spin_probe(Thread& t) {
     return resume_user(t);
   }
   REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
-  REPRO_ASSIGN_OR_RETURN(t.probe_memory_hash, os::hash_writable_memory(t.pid));
   t.probe_xstate_hash = xstate_hash(xstate);
   t.probe_address = t.probe_registers.rip;
   t.probing = true;
@@ -232,15 +231,11 @@ Status RecordSession::on_spin_probe_hit(Thread& t) {
     REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
     same = xstate_hash(xstate) == t.probe_xstate_hash;
   }
-  if (!same) {
-    // A turn of the loop that wrote no memory only counted or read: a spin
-    // with a counter (or a read-only loop). Preempting at this visit keeps
-    // replay's search to the visits since the thread's last event.
-    REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
-    same = memory_hash == t.probe_memory_hash;
-  }
+  // Back at the same instruction with the same registers: whatever a turn
+  // of this loop does, it computes nothing new, so it waits for another
+  // thread (a loop that only reads or counts changes registers and keeps
+  // its slice). No memory hash: a probe is cheap even for large programs.
   if (same && !ready_.empty()) {
-    // A full turn of the loop changed no memory: it waits for someone else.
     REPRO_ASSIGN_OR_RETURN(StepOutcome outcome, step_to_relocatable(t));
     if (outcome == StepOutcome::kStoppedOtherwise) {
       return Status::ok();

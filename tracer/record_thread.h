@@ -26,14 +26,13 @@ struct RecordSession::Thread {
   // restarted by the kernel: the next entry continues it.
   bool restarting = false;
   // A breakpoint at the loop the thread was interrupted in, to tell a spin
-  // (state repeats) from work (state changes): see record_preemption.cc.
+  // (registers repeat) from work (they change): see record_preemption.cc.
   bool probing = false;
   bool probe_armed = false;  // the breakpoint is in place (after one step)
   uint64_t probe_address = 0;
   uint64_t probe_original_word = 0;
   os::Registers probe_registers{};
   uint64_t probe_xstate_hash = 0;
-  uint64_t probe_memory_hash = 0;
   pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
   bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
   int syscall_number = -1;

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
@@ -75,12 +76,13 @@ bool fits_rel32(int64_t delta) {
 }
 
 // ModRM register numbers.
-enum Reg { kRcx = 1, kRdx = 2, kRbx = 3, kRbp = 5, kRsi = 6, kRdi = 7 };
+enum Reg { kRax = 0, kRcx = 1, kRdx = 2, kRbx = 3, kRsp = 4, kRbp = 5, kRsi = 6, kRdi = 7 };
 
 }  // namespace
 
 Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
                                              const user_regs_struct& want,
+                                             const user_regs_struct& now,
                                              std::string_view original,
                                              const std::vector<Instruction>& run) {
   size_t run_length = 0;
@@ -104,24 +106,39 @@ Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t targe
   a.mov_to_rip_relative_rax(saved_rax);
   a.save_flags_in_ax();
   a.mov_to_rip_relative_ax(saved_flags);
-  std::vector<size_t> misses;
-  const std::pair<int, uint64_t> registers[] = {
-      {kRcx, want.rcx}, {kRdx, want.rdx}, {kRsi, want.rsi}, {kRdi, want.rdi},
-      {kRbx, want.rbx}, {kRbp, want.rbp}, {8, want.r8},     {9, want.r9},
-      {10, want.r10},   {11, want.r11},   {12, want.r12},   {13, want.r13},
-      {14, want.r14},   {15, want.r15},
+  // Registers in ModRM numbering; kRax and kRsp need their own compares.
+  struct Check {
+    int reg;
+    uint64_t want;
+    bool differs_now;
   };
-  for (const auto& [reg, value] : registers) {
-    a.mov_rax_imm64(value);
-    a.cmp_reg_rax(reg);
+  std::vector<Check> checks = {
+      {kRcx, want.rcx, now.rcx != want.rcx}, {kRdx, want.rdx, now.rdx != want.rdx},
+      {kRsi, want.rsi, now.rsi != want.rsi}, {kRdi, want.rdi, now.rdi != want.rdi},
+      {kRbx, want.rbx, now.rbx != want.rbx}, {kRbp, want.rbp, now.rbp != want.rbp},
+      {8, want.r8, now.r8 != want.r8},       {9, want.r9, now.r9 != want.r9},
+      {10, want.r10, now.r10 != want.r10},   {11, want.r11, now.r11 != want.r11},
+      {12, want.r12, now.r12 != want.r12},   {13, want.r13, now.r13 != want.r13},
+      {14, want.r14, now.r14 != want.r14},   {15, want.r15, now.r15 != want.r15},
+      {kRsp, want.rsp, now.rsp != want.rsp}, {kRax, want.rax, now.rax != want.rax},
+  };
+  // Registers that differ at the visit seen so far are likely to differ at
+  // most visits (a loop's counter, its pointer): test them first, so a
+  // visit usually leaves after one compare.
+  std::stable_partition(checks.begin(), checks.end(),
+                        [](const Check& check) { return check.differs_now; });
+  std::vector<size_t> misses;
+  for (const Check& check : checks) {
+    a.mov_rax_imm64(check.want);
+    if (check.reg == kRax) {
+      a.cmp_rax_rip_relative(saved_rax);  // rax itself is in its slot
+    } else if (check.reg == kRsp) {
+      a.cmp_rax_rsp();
+    } else {
+      a.cmp_reg_rax(check.reg);
+    }
     misses.push_back(a.jne_forward());
   }
-  a.mov_rax_imm64(want.rsp);
-  a.cmp_rax_rsp();
-  misses.push_back(a.jne_forward());
-  a.mov_rax_imm64(want.rax);
-  a.cmp_rax_rip_relative(saved_rax);
-  misses.push_back(a.jne_forward());
   // All equal: restore everything and stop for the tracer.
   auto restore = [&] {
     a.mov_ax_from_rip_relative(saved_flags);

@@ -40,11 +40,13 @@ struct TrampolineCode {
 /// thread arrives from `target` with the general registers and rsp of
 /// `want`, and otherwise executes `original` (the bytes of the run of
 /// movable instructions `run` at `target`, see displaceable_run) and
-/// jumps back to the instruction after the run. Errors: invalid_argument
-/// when the trampoline is out of a rel32's reach of `target` or of a
-/// rip-relative operand.
+/// jumps back to the instruction after the run. `now`, the registers at a
+/// visit that did not match, only orders the compares (those that differed
+/// first). Errors: invalid_argument when the trampoline is out of a
+/// rel32's reach of `target` or of a rip-relative operand.
 Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
                                              const user_regs_struct& want,
+                                             const user_regs_struct& now,
                                              std::string_view original,
                                              const std::vector<Instruction>& run);
 

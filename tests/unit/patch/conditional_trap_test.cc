@@ -37,7 +37,7 @@ class MovedFunction {
     user_regs_struct never{};
     never.rcx = 0xdeadbeefdeadbeef;  // no caller has these registers
     auto trap = conditional_trap_code(
-        trampoline, target, never, std::string_view(reinterpret_cast<char*>(code_), length), run);
+        trampoline, target, never, user_regs_struct{}, std::string_view(reinterpret_cast<char*>(code_), length), run);
     REQUIRE(trap.is_ok());
     REQUIRE(trap->bytes.size() <= repro::patch::kTrampolineMaxSize);
     CHECK(trap->trap_rip > trampoline);
