@@ -30,27 +30,28 @@ class Assembler {
     raw({0x48, 0xb8});
     u64(v);
   }
-  // cmp reg, rax (reg numbered as in the ModRM encoding, 0-15).
-  void cmp_reg_rax(int reg) {
-    raw({static_cast<uint8_t>(reg >= 8 ? 0x49 : 0x48), 0x39,
-         static_cast<uint8_t>(0xc0 | (reg & 7))});
+  // mov [rip + disp32], reg and mov reg, [rip + disp32] for rax/rcx, the
+  // slot at absolute address `at`.
+  void mov_to_rip_relative(int reg, uint64_t at) {
+    rip_relative({0x48, 0x89, static_cast<uint8_t>(0x05 | (reg << 3))}, at);
   }
-  void cmp_rax_rsp() { raw({0x48, 0x39, 0xe0}); }
-  // Instructions with a [rip + disp32] operand at absolute address `at`.
-  void mov_to_rip_relative_rax(uint64_t at) { rip_relative({0x48, 0x89, 0x05}, at); }
-  void mov_rax_from_rip_relative(uint64_t at) { rip_relative({0x48, 0x8b, 0x05}, at); }
-  void cmp_rax_rip_relative(uint64_t at) { rip_relative({0x48, 0x3b, 0x05}, at); }
-  void mov_to_rip_relative_ax(uint64_t at) { rip_relative({0x66, 0x89, 0x05}, at); }
-  void mov_ax_from_rip_relative(uint64_t at) { rip_relative({0x66, 0x8b, 0x05}, at); }
-  // The arithmetic flags through ax, without the stack: ah gets SF ZF AF PF
-  // CF (lahf), al gets OF (seto); adding 0x7f to al sets OF again exactly
-  // when it was set, and sahf then restores the other five.
-  void save_flags_in_ax() { raw({0x9f, 0x0f, 0x90, 0xc0}); }    // lahf; seto al
-  void restore_flags_from_ax() { raw({0x04, 0x7f, 0x9e}); }     // add al, 0x7f; sahf
-
-  // jne rel32 with a placeholder; returns where to patch.
-  size_t jne_forward() {
-    raw({0x0f, 0x85});
+  void mov_from_rip_relative(int reg, uint64_t at) {
+    rip_relative({0x48, 0x8b, static_cast<uint8_t>(0x05 | (reg << 3))}, at);
+  }
+  // lea rcx, [reg + rax]: a sum without touching the flags.
+  void lea_rcx_sum_with_rax(int reg) {
+    bool needs_disp8 = (reg & 7) == 5;  // rbp/r13 as a base need a displacement
+    raw({static_cast<uint8_t>(reg >= 8 ? 0x49 : 0x48), 0x8d,
+         static_cast<uint8_t>(needs_disp8 ? 0x4c : 0x0c), static_cast<uint8_t>(reg & 7)});
+    if (needs_disp8) {
+      raw({0x00});
+    }
+  }
+  // jrcxz over the five-byte jmp that follows.
+  void jrcxz_over_jmp() { raw({0xe3, 0x05}); }
+  // jmp rel32 with a placeholder; returns where to patch.
+  size_t jmp_forward() {
+    raw({0xe9});
     size_t at = bytes_.size();
     u32(0);
     return at;
@@ -99,14 +100,14 @@ Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t targe
   }
   Assembler a(trampoline);
   // The program's memory stays untouched (replay compares a hash of it):
-  // rax and the flags the comparisons clobber are kept in two slots at the
-  // end of the trampoline's own page, which the hash leaves out.
+  // rax and rcx, the two registers the compares use, are kept in two slots
+  // at the end of the trampoline's own page, which the hash leaves out.
+  // The compares leave the flags alone (no cmp: lea and jrcxz), so there
+  // is nothing else to save.
   const uint64_t saved_rax = trampoline + kTrampolineMaxSize;
-  const uint64_t saved_flags = saved_rax + 8;
-  a.mov_to_rip_relative_rax(saved_rax);
-  a.save_flags_in_ax();
-  a.mov_to_rip_relative_ax(saved_flags);
-  // Registers in ModRM numbering; kRax and kRsp need their own compares.
+  const uint64_t saved_rcx = saved_rax + 8;
+  a.mov_to_rip_relative(kRax, saved_rax);
+  a.mov_to_rip_relative(kRcx, saved_rcx);
   struct Check {
     int reg;
     uint64_t want;
@@ -129,21 +130,21 @@ Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t targe
                         [](const Check& check) { return check.differs_now; });
   std::vector<size_t> misses;
   for (const Check& check : checks) {
-    a.mov_rax_imm64(check.want);
-    if (check.reg == kRax) {
-      a.cmp_rax_rip_relative(saved_rax);  // rax itself is in its slot
-    } else if (check.reg == kRsp) {
-      a.cmp_rax_rsp();
-    } else {
-      a.cmp_reg_rax(check.reg);
+    // rcx = register - want, then jrcxz past the jump to "miss".
+    a.mov_rax_imm64(uint64_t{0} - check.want);
+    int reg = check.reg;
+    if (reg == kRax || reg == kRcx) {
+      a.mov_from_rip_relative(kRcx, reg == kRax ? saved_rax : saved_rcx);
+      reg = kRcx;
     }
-    misses.push_back(a.jne_forward());
+    a.lea_rcx_sum_with_rax(reg);
+    a.jrcxz_over_jmp();
+    misses.push_back(a.jmp_forward());
   }
   // All equal: restore everything and stop for the tracer.
   auto restore = [&] {
-    a.mov_ax_from_rip_relative(saved_flags);
-    a.restore_flags_from_ax();
-    a.mov_rax_from_rip_relative(saved_rax);
+    a.mov_from_rip_relative(kRax, saved_rax);
+    a.mov_from_rip_relative(kRcx, saved_rcx);
   };
   restore();
   a.int3();

@@ -56,7 +56,7 @@ Result<std::string> jump_to_trampoline(uint64_t target, uint64_t trampoline, siz
 
 /// An upper bound of the trampoline's code size in bytes; its two 8-byte
 /// save slots follow. The whole needs one page.
-inline constexpr size_t kTrampolineMaxSize = 512;
+inline constexpr size_t kTrampolineMaxSize = 1024;
 inline constexpr size_t kTrampolinePageBytes = kTrampolineMaxSize + 16;
 
 }  // namespace repro::patch
