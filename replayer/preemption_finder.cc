@@ -229,7 +229,10 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       if (steps > 0 && regs.rip == target) {
         ++checked_visits;
         REPRO_ASSIGN_OR_RETURN(*found, matches(regs));
-        if (!*found) {
+        auto read = [&](uint64_t address, uint8_t* out, size_t size) {
+          return os::read_memory(t.tid, address, out, size).is_ok();
+        };
+        if (!*found && !patch::may_be_entered_inside(read, target, target + run_length)) {
           run_state = RunState::kUsable;
         }
         return Status::ok();

@@ -125,7 +125,10 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t)
       bool jumped_into = std::any_of(landings.begin(), landings.end(), [&](uint64_t landing) {
         return landing > regs.rip && landing < end;
       });
-      if (!jumped_into) {
+      auto read = [&](uint64_t address, uint8_t* out, size_t size) {
+        return os::read_memory(t.tid, address, out, size).is_ok();
+      };
+      if (!jumped_into && !patch::may_be_entered_inside(read, regs.rip, end)) {
         return StepOutcome::kAtRelocatable;
       }
     }

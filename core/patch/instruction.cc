@@ -133,4 +133,53 @@ std::vector<Instruction> displaceable_run(const uint8_t* code, size_t size, uint
   return run;
 }
 
+bool direct_branch_lands_inside(const uint8_t* code, size_t size, uint64_t code_address,
+                                uint64_t start, uint64_t end) {
+  csh handle;
+  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+    return true;  // cannot tell: assume the worst
+  }
+  cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+  cs_option(handle, CS_OPT_SKIPDATA, CS_OPT_ON);
+  cs_insn* insn = cs_malloc(handle);
+  bool lands = false;
+  for (size_t first = 0; first < 4 && first < size && !lands; ++first) {
+    const uint8_t* at = code + first;
+    size_t left = size - first;
+    uint64_t address = code_address + first;
+    while (!lands && cs_disasm_iter(handle, &at, &left, &address, insn)) {
+      if (insn->detail == nullptr || !(cs_insn_group(handle, insn, CS_GRP_JUMP) ||
+                                       cs_insn_group(handle, insn, CS_GRP_CALL))) {
+        continue;
+      }
+      const cs_x86& x86 = insn->detail->x86;
+      for (uint8_t i = 0; i < x86.op_count; ++i) {
+        if (x86.operands[i].type == X86_OP_IMM) {
+          uint64_t target = static_cast<uint64_t>(x86.operands[i].imm);
+          lands = lands || (target > start && target < end);
+        }
+      }
+    }
+  }
+  cs_free(insn, 1);
+  cs_close(&handle);
+  return lands;
+}
+
+bool may_be_entered_inside(const CodeReader& read, uint64_t start, uint64_t end) {
+  constexpr uint64_t kBefore = 2048;
+  constexpr uint64_t kAfter = 512;
+  for (uint64_t from : {start - kBefore, start & ~uint64_t{4095}}) {
+    std::vector<uint8_t> code(end + kAfter - from);
+    if (read(from, code.data(), code.size())) {
+      return direct_branch_lands_inside(code.data(), code.size(), from, start, end);
+    }
+    code.resize(end - from);  // the page after may be unmapped
+    if (read(from, code.data(), code.size())) {
+      return direct_branch_lands_inside(code.data(), code.size(), from, start, end);
+    }
+  }
+  return true;
+}
+
 }  // namespace repro::patch

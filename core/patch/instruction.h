@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace repro::patch {
@@ -42,5 +43,22 @@ std::vector<Instruction> displaceable_run(const uint8_t* code, size_t size, uint
 
 /// Bytes to read at an address to decide on a run there.
 inline constexpr size_t kRunCodeBytes = 32;
+
+/// True if a direct jump or call decoded in `code` (which lives at
+/// `code_address`; a linear sweep, from each of the first four offsets so
+/// that a sweep that starts inside an instruction gets back in step) lands
+/// strictly inside [start, end). Replacing a run of several instructions
+/// is only safe where nothing can jump into its middle; one turn of a loop
+/// shows the jumps taken in it, this shows those that enter it from around.
+bool direct_branch_lands_inside(const uint8_t* code, size_t size, uint64_t code_address,
+                                uint64_t start, uint64_t end);
+
+/// Reads `size` bytes of code at an address into `out`; false if it cannot.
+using CodeReader = std::function<bool(uint64_t address, uint8_t* out, size_t size)>;
+
+/// direct_branch_lands_inside over the code around [start, end): up to 2 KiB
+/// before it (from the page it starts in, if more cannot be read) and 512
+/// bytes after. True (unsafe) when nothing can be read.
+bool may_be_entered_inside(const CodeReader& read, uint64_t start, uint64_t end);
 
 }  // namespace repro::patch

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <vector>
 
 using repro::patch::decode_instruction;
@@ -83,4 +84,19 @@ TEST_CASE("a displaceable run is the shortest run of movable instructions of fiv
   std::vector<uint8_t> one = {0x48, 0x8b, 0x05, 0x10, 0, 0, 0};  // mov rax, [rip+0x10]
   one.resize(32, 0x90);
   CHECK(repro::patch::displaceable_run(one.data(), one.size(), 0x401000).size() == 1);
+}
+
+TEST_CASE("a direct jump into the middle of a run is found, one to its start is not") {
+  // 0x401000: jmp 0x401013 (into the run); 0x401010: add rax, rbx (run
+  // start); 0x401013: xor rax, rcx; 0x401016: jne 0x401010.
+  std::vector<uint8_t> code(0x20, 0x90);
+  const uint8_t jump_in[] = {0xe9, 0x0e, 0x00, 0x00, 0x00};  // jmp +0x0e -> 0x401013
+  std::memcpy(code.data(), jump_in, sizeof jump_in);
+  const uint8_t loop[] = {0x48, 0x01, 0xd8, 0x48, 0x31, 0xc8, 0x75, 0xf8};
+  std::memcpy(code.data() + 0x10, loop, sizeof loop);
+  CHECK(repro::patch::direct_branch_lands_inside(code.data(), code.size(), 0x401000, 0x401010,
+                                                 0x401016));
+  code[1] = 0x0b;  // jmp -> 0x401010, the run's start: fine
+  CHECK_FALSE(repro::patch::direct_branch_lands_inside(code.data(), code.size(), 0x401000,
+                                                       0x401010, 0x401016));
 }
