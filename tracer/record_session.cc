@@ -513,7 +513,9 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     t.exec_filename = name.is_ok() ? *name : "";
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(t.syscall_number);
-  bool may_block = info != nullptr && info->may_block();
+  // clone blocks only with CLONE_VFORK; otherwise it must return before
+  // anything else runs, like the other syscalls replay executes.
+  bool may_block = info != nullptr && info->may_block() && !must_finish_alone(t.syscall_number);
   if (is_vfork(t.syscall_number, t.args) || (may_block && !ready_.empty())) {
     REPRO_RETURN_IF_ERROR(log_entered(t));
     release_cpu(t);
