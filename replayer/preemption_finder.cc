@@ -127,12 +127,12 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
   std::memcpy(&recorded, event.registers.data(), sizeof recorded);
 
   uint64_t trampoline = 0;  // page mapped in the tracee, once in use
-  // `regs` are the thread's registers as they would be at the target.
   // How the state differed where the search began and at the last checked
   // visit, for the report if none matches.
   std::string start_difference;
   std::string last_difference;
   uint64_t checked_visits = 0;
+  // `regs` are the thread's registers as they would be at the target.
   auto matches = [&](const os::Registers& regs) -> Result<bool> {
     std::string difference;
     if (!os::same_user_state(regs, recorded)) {
