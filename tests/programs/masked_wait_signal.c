@@ -46,11 +46,7 @@ static void check_after(const char *name, int before) {
 
 int main(void) {
   test_init();
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_usr1;
-  sigemptyset(&sa.sa_mask);
-  check(sigaction(SIGUSR1, &sa, NULL) == 0);
+  set_handler(SIGUSR1, on_usr1, 0);
 
   sigset_t usr1;
   sigemptyset(&usr1);

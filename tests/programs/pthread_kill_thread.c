@@ -26,11 +26,7 @@ static void *target(void *arg) {
 
 int main(void) {
   test_init();
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_usr1;
-  sigemptyset(&sa.sa_mask);
-  check(sigaction(SIGUSR1, &sa, NULL) == 0);
+  set_handler(SIGUSR1, on_usr1, 0);
 
   pthread_t t;
   check(pthread_create(&t, NULL, target, NULL) == 0);

@@ -16,11 +16,7 @@ static void on_alarm(int sig) {
 }
 
 int main(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_alarm;
-  sigemptyset(&sa.sa_mask);
-  check(sigaction(SIGALRM, &sa, NULL) == 0);
+  set_handler(SIGALRM, on_alarm, 0);
 
   struct itimerval it = {{0, 10000}, {0, 10000}};
   check(setitimer(ITIMER_REAL, &it, NULL) == 0);

@@ -36,15 +36,8 @@ int main(void) {
   stack_t ss = {.ss_sp = alt_base, .ss_flags = 0, .ss_size = ALT_SIZE};
   check(sigaltstack(&ss, NULL) == 0);
 
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sigemptyset(&sa.sa_mask);
-  sa.sa_handler = on_usr1;
-  sa.sa_flags = SA_ONSTACK;
-  check(sigaction(SIGUSR1, &sa, NULL) == 0);
-  sa.sa_handler = on_usr2;
-  sa.sa_flags = 0;
-  check(sigaction(SIGUSR2, &sa, NULL) == 0);
+  set_handler(SIGUSR1, on_usr1, SA_ONSTACK);
+  set_handler(SIGUSR2, on_usr2, 0);
 
   check(raise(SIGUSR1) == 0);
   check(onstack_ok);

@@ -24,11 +24,7 @@ static int usr1_blocked(void) {
 
 int main(void) {
   test_init();
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_usr1;
-  sigemptyset(&sa.sa_mask);
-  check(sigaction(SIGUSR1, &sa, NULL) == 0);
+  set_handler(SIGUSR1, on_usr1, 0);
 
   volatile int reached_after_raise = 0;
   int r = sigsetjmp(env, 1);

@@ -25,13 +25,8 @@ static int is_pending(int sig) {
 
 int main(void) {
   test_init();
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sigemptyset(&sa.sa_mask);
-  sa.sa_handler = on_usr1;
-  check(sigaction(SIGUSR1, &sa, NULL) == 0);
-  sa.sa_handler = on_rt;
-  check(sigaction(SIGRTMIN, &sa, NULL) == 0);
+  set_handler(SIGUSR1, on_usr1, 0);
+  set_handler(SIGRTMIN, on_rt, 0);
 
   sigset_t set;
   sigemptyset(&set);

@@ -22,20 +22,14 @@ static int broken_pipe(void) {
 
 int main(void) {
   test_init();
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sigemptyset(&sa.sa_mask);
-
-  sa.sa_handler = SIG_IGN;
-  check(sigaction(SIGPIPE, &sa, NULL) == 0);
+  set_handler(SIGPIPE, SIG_IGN, 0);
   int w = broken_pipe();
   errno = 0;
   check(write(w, "x", 1) == -1 && errno == EPIPE);
   close(w);
   say("SIG_IGN: write -> EPIPE\n");
 
-  sa.sa_handler = on_pipe;
-  check(sigaction(SIGPIPE, &sa, NULL) == 0);
+  set_handler(SIGPIPE, on_pipe, 0);
   w = broken_pipe();
   errno = 0;
   check(write(w, "xy", 2) == -1 && errno == EPIPE);
@@ -43,8 +37,7 @@ int main(void) {
   close(w);
   say("handler: handler ran once, write -> EPIPE\n");
 
-  sa.sa_handler = SIG_DFL;
-  check(sigaction(SIGPIPE, &sa, NULL) == 0);
+  set_handler(SIGPIPE, SIG_DFL, 0);
   pid_t pid = fork();
   check(pid >= 0);
   if (pid == 0) {

@@ -20,6 +20,7 @@
 #endif
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,5 +289,18 @@ static TU_UNUSED void path_join(char *out, size_t size, const char *dir, const c
 }
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- signals --------------------------------------------------------- */
+
+/* Installs `handler` (or SIG_IGN / SIG_DFL) for `sig` with sa_flags `flags`
+ * and an empty sa_mask; fails the test if sigaction does. */
+static TU_UNUSED void set_handler(int sig, void (*handler)(int), int flags) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = handler;
+  sa.sa_flags = flags;
+  check(sigaction(sig, &sa, NULL) == 0);
+}
 
 #endif /* REPRO_TESTS_PROGRAMS_TEST_UTIL_H */
