@@ -19,7 +19,6 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <xxhash.h>
 
 #include <cstdio>
 #include <cstring>
@@ -138,9 +137,8 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     if (!os::same_user_state(regs, recorded)) {
       difference = "registers: " + os::describe_register_differences(regs, recorded);
     } else {
-      REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
-      if (XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416)) !=
-          event.extended_registers_hash) {
+      REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
+      if (xstate_hash != event.extended_registers_hash) {
         difference = "FPU/SSE registers";
       } else {
         REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid, trampoline));

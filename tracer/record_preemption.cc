@@ -18,7 +18,6 @@
 
 #include <sys/ptrace.h>
 #include <sys/wait.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <vector>
@@ -57,11 +56,6 @@ constexpr int kMaxStepsToRelocatable = 256;
 bool restart_pending(const os::Registers& regs) {
   return static_cast<int64_t>(regs.orig_rax) >= 0 &&
          syscalls::is_restart_result(static_cast<int64_t>(regs.rax));
-}
-
-uint64_t xstate_hash(const std::string& xstate) {
-  // Same 416 bytes as log_preempt: the FXSAVE registers.
-  return XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416));
 }
 
 }  // namespace
@@ -176,8 +170,7 @@ Status RecordSession::start_spin_probe(Thread& t) {
     // make a syscall anyway, so it is not spinning.
     return resume_user(t);
   }
-  REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
-  t.probe_xstate_hash = xstate_hash(xstate);
+  REPRO_ASSIGN_OR_RETURN(t.probe_xstate_hash, os::hash_extended_registers(t.tid));
   t.probe_address = t.probe_registers.rip;
   t.probing = true;
   t.probe_armed = false;
@@ -231,8 +224,8 @@ Status RecordSession::on_spin_probe_hit(Thread& t) {
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   bool same = os::same_user_state(regs, t.probe_registers);
   if (same) {
-    REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
-    same = xstate_hash(xstate) == t.probe_xstate_hash;
+    REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
+    same = xstate_hash == t.probe_xstate_hash;
   }
   // Back at the same instruction with the same registers: whatever a turn
   // of this loop does, it computes nothing new, so it waits for another

@@ -14,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <x86intrin.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -260,15 +259,13 @@ Status RecordSession::log_entered(Thread& t) {
 
 Status RecordSession::log_preempt(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-  REPRO_ASSIGN_OR_RETURN(std::string xstate, os::get_extended_registers(t.tid));
+  REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
   REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
   event_.clear();
   event_.kind = format::EventKind::kPreempt;
   event_.thread = t.index;
   event_.registers = registers_bytes(regs);
-  // The legacy FXSAVE part (x87, MXCSR, XMM0-15) is 416 bytes; the rest
-  // of the XSAVE area holds bookkeeping that need not match across runs.
-  event_.extended_registers_hash = XXH3_64bits(xstate.data(), std::min<size_t>(xstate.size(), 416));
+  event_.extended_registers_hash = xstate_hash;
   event_.memory_hash = memory_hash;
   return log(event_);
 }

@@ -1,9 +1,12 @@
 #include "core/os/memory_hash.h"
 
+#include "core/os/tracee.h"
+
 #include <fmt/core.h>
 #include <sys/uio.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -54,6 +57,12 @@ Result<uint64_t> hash_writable_memory(pid_t pid, uint64_t skipped_mapping) {
   uint64_t hash = XXH3_64bits_digest(state);
   XXH3_freeState(state);
   return hash;
+}
+
+Result<uint64_t> hash_extended_registers(pid_t tid) {
+  constexpr size_t kFxsaveBytes = 416;
+  REPRO_ASSIGN_OR_RETURN(std::string xstate, get_extended_registers(tid));
+  return XXH3_64bits(xstate.data(), std::min(xstate.size(), kFxsaveBytes));
 }
 
 }  // namespace repro::os

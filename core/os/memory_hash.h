@@ -18,4 +18,9 @@ namespace repro::os {
 /// Requires: all threads of `pid` are stopped.
 Result<uint64_t> hash_writable_memory(pid_t pid, uint64_t skipped_mapping = 0);
 
+/// XXH3-64 of a stopped thread's FPU/SSE registers: the legacy FXSAVE part
+/// of the XSAVE area (x87, MXCSR, XMM0-15, 416 bytes); the rest holds
+/// bookkeeping that need not match across runs.
+Result<uint64_t> hash_extended_registers(pid_t tid);
+
 }  // namespace repro::os

@@ -9,10 +9,10 @@
 // match, and otherwise runs the displaced instruction and jumps back.
 //
 // The trampoline keeps the program's view intact: it writes no memory of
-// the program (not even the stack), keeps rax and the flags it clobbers in
-// its own page, and runs the instruction with every register and flag as
-// the program left it. Its page must be writable: the two save slots sit
-// at kTrampolineMaxSize.
+// the program (not even the stack), compares without touching the flags,
+// keeps rax and rcx (which the compares use) in its own page, and runs the
+// instruction with every register and flag as the program left it. Its
+// page must be writable: the two save slots sit at kTrampolineMaxSize.
 
 #include <sys/user.h>
 
