@@ -308,6 +308,12 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       continue;
     }
     regs.rip = target;
+    if (trap_code.changes_flags) {
+      // Dead flags, which the trampoline's compares changed: the program
+      // will not read them, so they are what the recording had.
+      regs.eflags = (regs.eflags & ~patch::kArithmeticFlags) |
+                    (recorded.eflags & patch::kArithmeticFlags);
+    }
     ++checked_visits;
     REPRO_ASSIGN_OR_RETURN(bool found, matches(regs));
     if (found) {
@@ -368,7 +374,12 @@ Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t tar
     return uint64_t{0};
   }
   REPRO_ASSIGN_OR_RETURN(os::Registers now, os::get_registers(t.tid));
-  auto built = patch::conditional_trap_code(page, target, want, now, original, run);
+  // Compares may change the flags where the program overwrites them before
+  // reading them (the run is followed in the original code past its end).
+  uint8_t code_here[patch::kRunCodeBytes] = {};
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, target, code_here, sizeof code_here));
+  bool flags_dead = patch::arithmetic_flags_dead(code_here, sizeof code_here, target);
+  auto built = patch::conditional_trap_code(page, target, want, now, original, run, flags_dead);
   auto jump = patch::jump_to_trampoline(target, page, original.size());
   if (!built.is_ok() || !jump.is_ok()) {
     return uint64_t{0};

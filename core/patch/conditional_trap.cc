@@ -47,14 +47,26 @@ class Assembler {
       raw({0x00});
     }
   }
+  // cmp reg, [rip + disp32], the word at absolute address `at`.
+  void cmp_with_rip_relative(int reg, uint64_t at) {
+    rip_relative({static_cast<uint8_t>(reg >= 8 ? 0x4c : 0x48), 0x3b,
+                  static_cast<uint8_t>(0x05 | ((reg & 7) << 3))},
+                 at);
+  }
+  // je/jne rel32 with a placeholder; returns where to patch.
+  size_t je_forward() { return jcc_forward(0x84); }
+  // jne rel32 back to an already emitted label.
+  void jne_to(size_t label) {
+    raw({0x0f, 0x85});
+    u32(static_cast<uint32_t>(static_cast<int32_t>(label - (bytes_.size() + 4))));
+  }
+  size_t size() const { return bytes_.size(); }
   // jrcxz over the five-byte jmp that follows.
   void jrcxz_over_jmp() { raw({0xe3, 0x05}); }
   // jmp rel32 with a placeholder; returns where to patch.
   size_t jmp_forward() {
     raw({0xe9});
-    size_t at = bytes_.size();
-    u32(0);
-    return at;
+    return placeholder();
   }
   void bind_here(size_t rel32_at) {
     int32_t rel = static_cast<int32_t>(bytes_.size() - (rel32_at + 4));
@@ -62,6 +74,15 @@ class Assembler {
   }
 
  private:
+  size_t jcc_forward(uint8_t condition) {
+    raw({0x0f, condition});
+    return placeholder();
+  }
+  size_t placeholder() {
+    size_t at = bytes_.size();
+    u32(0);
+    return at;
+  }
   void rip_relative(std::initializer_list<uint8_t> opcode, uint64_t at) {
     raw(opcode);
     u32(static_cast<uint32_t>(static_cast<int32_t>(at - (here() + 4))));
@@ -79,40 +100,16 @@ bool fits_rel32(int64_t delta) {
 // ModRM register numbers.
 enum Reg { kRax = 0, kRcx = 1, kRdx = 2, kRbx = 3, kRsp = 4, kRbp = 5, kRsi = 6, kRdi = 7 };
 
-}  // namespace
+struct Check {
+  int reg;
+  uint64_t want;
+  bool differs_now;
+};
 
-Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
-                                             const user_regs_struct& want,
-                                             const user_regs_struct& now,
-                                             std::string_view original,
-                                             const std::vector<Instruction>& run) {
-  size_t run_length = 0;
-  for (const Instruction& instruction : run) {
-    if (instruction.kind != InstructionKind::kMovable) {
-      run_length = 0;
-      break;
-    }
-    run_length += instruction.length;
-  }
-  if (run_length < kJumpLength || original.size() != run_length) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         fmt::format("the code at {:#x} cannot be moved", target));
-  }
-  Assembler a(trampoline);
-  // The program's memory stays untouched (replay compares a hash of it):
-  // rax and rcx, the two registers the compares use, are kept in two slots
-  // at the end of the trampoline's own page, which the hash leaves out.
-  // The compares leave the flags alone (no cmp: lea and jrcxz), so there
-  // is nothing else to save.
-  const uint64_t saved_rax = trampoline + kTrampolineMaxSize;
-  const uint64_t saved_rcx = saved_rax + 8;
-  a.mov_to_rip_relative(kRax, saved_rax);
-  a.mov_to_rip_relative(kRcx, saved_rcx);
-  struct Check {
-    int reg;
-    uint64_t want;
-    bool differs_now;
-  };
+// The registers to compare, those that differ at the visit seen so far
+// first: they are likely to differ at most visits (a loop's counter, its
+// pointer), so a visit usually leaves after one compare.
+std::vector<Check> ordered_checks(const user_regs_struct& want, const user_regs_struct& now) {
   std::vector<Check> checks = {
       {kRcx, want.rcx, now.rcx != want.rcx}, {kRdx, want.rdx, now.rdx != want.rdx},
       {kRsi, want.rsi, now.rsi != want.rsi}, {kRdi, want.rdi, now.rdi != want.rdi},
@@ -123,11 +120,63 @@ Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t targe
       {14, want.r14, now.r14 != want.r14},   {15, want.r15, now.r15 != want.r15},
       {kRsp, want.rsp, now.rsp != want.rsp}, {kRax, want.rax, now.rax != want.rax},
   };
-  // Registers that differ at the visit seen so far are likely to differ at
-  // most visits (a loop's counter, its pointer): test them first, so a
-  // visit usually leaves after one compare.
   std::stable_partition(checks.begin(), checks.end(),
                         [](const Check& check) { return check.differs_now; });
+  return checks;
+}
+
+// Emits the displaced instructions where they now stand (fixing
+// rip-relative operands), then a jump back after the run. Appends each
+// one's new address to `addresses` unless null.
+Status emit_moved_instructions(Assembler& a, uint64_t trampoline, uint64_t target,
+                               std::string_view original, const std::vector<Instruction>& run,
+                               std::vector<uint64_t>* addresses) {
+  size_t offset = 0;
+  for (const Instruction& instruction : run) {
+    if (addresses != nullptr) {
+      addresses->push_back(a.here());
+    }
+    std::string moved(original.substr(offset, instruction.length));
+    if (instruction.rip_displacement_offset >= 0) {
+      int32_t displacement;
+      std::memcpy(&displacement, moved.data() + instruction.rip_displacement_offset,
+                  sizeof displacement);
+      int64_t fixed = int64_t{displacement} + static_cast<int64_t>(target + offset - a.here());
+      if (!fits_rel32(fixed)) {
+        return Status::error(StatusCode::kInvalidArgument,
+                             fmt::format("trampoline at {:#x} is out of reach of the operand of "
+                                         "the instruction at {:#x}",
+                                         trampoline, target + offset));
+      }
+      displacement = static_cast<int32_t>(fixed);
+      std::memcpy(moved.data() + instruction.rip_displacement_offset, &displacement,
+                  sizeof displacement);
+    }
+    a.bytes() += moved;
+    offset += instruction.length;
+  }
+  int64_t back = static_cast<int64_t>(target + offset) - static_cast<int64_t>(a.here() + 5);
+  if (!fits_rel32(back)) {
+    return Status::error(
+        StatusCode::kInvalidArgument,
+        fmt::format("trampoline at {:#x} is out of reach of {:#x}", trampoline, target));
+  }
+  a.raw({0xe9});
+  a.u32(static_cast<uint32_t>(static_cast<int32_t>(back)));
+  return Status::ok();
+}
+
+// The compares when the flags must survive: rax and rcx are kept in two
+// slots of the trampoline's page (the program's memory stays untouched,
+// replay compares a hash of it), and each register is tested with lea and
+// jrcxz, which leave the flags alone.
+Status emit_flag_preserving_trampoline(Assembler& a, uint64_t trampoline, uint64_t target,
+                                       const std::vector<Check>& checks, std::string_view original,
+                                       const std::vector<Instruction>& run, TrampolineCode* code) {
+  const uint64_t saved_rax = trampoline + kTrampolineDataOffset;
+  const uint64_t saved_rcx = saved_rax + 8;
+  a.mov_to_rip_relative(kRax, saved_rax);
+  a.mov_to_rip_relative(kRcx, saved_rcx);
   std::vector<size_t> misses;
   for (const Check& check : checks) {
     // rcx = register - want, then jrcxz past the jump to "miss".
@@ -148,53 +197,74 @@ Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t targe
   };
   restore();
   a.int3();
-  TrampolineCode code;
-  code.trap_rip = a.here();
-  // Runs the displaced instructions where they now stand, then goes back.
-  auto run_moved_instructions = [&](std::vector<uint64_t>* addresses) -> Status {
-    size_t offset = 0;
-    for (const Instruction& instruction : run) {
-      if (addresses != nullptr) {
-        addresses->push_back(a.here());
-      }
-      std::string moved(original.substr(offset, instruction.length));
-      if (instruction.rip_displacement_offset >= 0) {
-        int32_t displacement;
-        std::memcpy(&displacement, moved.data() + instruction.rip_displacement_offset,
-                    sizeof displacement);
-        int64_t fixed = int64_t{displacement} + static_cast<int64_t>(target + offset - a.here());
-        if (!fits_rel32(fixed)) {
-          return Status::error(StatusCode::kInvalidArgument,
-                               fmt::format("trampoline at {:#x} is out of reach of the operand of "
-                                           "the instruction at {:#x}",
-                                           trampoline, target + offset));
-        }
-        displacement = static_cast<int32_t>(fixed);
-        std::memcpy(moved.data() + instruction.rip_displacement_offset, &displacement,
-                    sizeof displacement);
-      }
-      a.bytes() += moved;
-      offset += instruction.length;
-    }
-    int64_t back = static_cast<int64_t>(target + run_length) - static_cast<int64_t>(a.here() + 5);
-    if (!fits_rel32(back)) {
-      return Status::error(StatusCode::kInvalidArgument,
-                           fmt::format("trampoline at {:#x} is out of reach of {:#x}", trampoline,
-                                       target));
-    }
-    a.raw({0xe9});
-    a.u32(static_cast<uint32_t>(static_cast<int32_t>(back)));
-    return Status::ok();
-  };
+  code->trap_rip = a.here();
   // The tracer resumes a thread after the trap when the rest of the state
   // (FPU registers, memory) did not match either.
-  REPRO_RETURN_IF_ERROR(run_moved_instructions(&code.moved_addresses));
-  // Not this visit: restore, run the displaced instruction, go back.
+  REPRO_RETURN_IF_ERROR(
+      emit_moved_instructions(a, trampoline, target, original, run, &code->moved_addresses));
+  // Not this visit: restore, run the displaced instructions, go back.
   for (size_t at : misses) a.bind_here(at);
   restore();
-  REPRO_RETURN_IF_ERROR(run_moved_instructions(nullptr));
-  if (a.bytes().size() > kTrampolineMaxSize) {
+  return emit_moved_instructions(a, trampoline, target, original, run, nullptr);
+}
+
+// The compares where the flags are dead: cmp against the wanted values,
+// kept in the trampoline's page, and nothing to save. The first compare,
+// the one that fails at most visits, falls through to the displaced
+// instructions, so a visit costs a jump there, a compare and a jump back.
+Status emit_flag_changing_trampoline(Assembler& a, uint64_t trampoline, uint64_t target,
+                                     const std::vector<Check>& checks, std::string_view original,
+                                     const std::vector<Instruction>& run, TrampolineCode* code) {
+  auto slot = [&](size_t i) { return trampoline + kTrampolineDataOffset + 8 * i; };
+  a.cmp_with_rip_relative(checks[0].reg, slot(0));
+  size_t first_equal = a.je_forward();
+  const size_t miss = a.size();
+  REPRO_RETURN_IF_ERROR(emit_moved_instructions(a, trampoline, target, original, run, nullptr));
+  a.bind_here(first_equal);
+  for (size_t i = 1; i < checks.size(); ++i) {
+    a.cmp_with_rip_relative(checks[i].reg, slot(i));
+    a.jne_to(miss);
+  }
+  a.int3();
+  code->trap_rip = a.here();
+  code->changes_flags = true;
+  return emit_moved_instructions(a, trampoline, target, original, run, &code->moved_addresses);
+}
+
+}  // namespace
+
+Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
+                                             const user_regs_struct& want,
+                                             const user_regs_struct& now, std::string_view original,
+                                             const std::vector<Instruction>& run, bool flags_dead) {
+  size_t run_length = 0;
+  for (const Instruction& instruction : run) {
+    if (instruction.kind != InstructionKind::kMovable) {
+      run_length = 0;
+      break;
+    }
+    run_length += instruction.length;
+  }
+  if (run_length < kJumpLength || original.size() != run_length) {
+    return Status::error(StatusCode::kInvalidArgument,
+                         fmt::format("the code at {:#x} cannot be moved", target));
+  }
+  Assembler a(trampoline);
+  TrampolineCode code;
+  std::vector<Check> checks = ordered_checks(want, now);
+  if (flags_dead) {
+    REPRO_RETURN_IF_ERROR(
+        emit_flag_changing_trampoline(a, trampoline, target, checks, original, run, &code));
+  } else {
+    REPRO_RETURN_IF_ERROR(
+        emit_flag_preserving_trampoline(a, trampoline, target, checks, original, run, &code));
+  }
+  if (a.size() > kTrampolineDataOffset) {
     return Status::error(StatusCode::kInvalidArgument, "trampoline code too long");
+  }
+  if (flags_dead) {  // the wanted values, in the order of the compares
+    a.bytes().resize(kTrampolineDataOffset, static_cast<char>(0xcc));
+    for (const Check& check : checks) a.u64(check.want);
   }
   code.bytes = std::move(a.bytes());
   return code;
@@ -203,9 +273,9 @@ Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t targe
 Result<std::string> jump_to_trampoline(uint64_t target, uint64_t trampoline, size_t length) {
   int64_t delta = static_cast<int64_t>(trampoline) - static_cast<int64_t>(target + 5);
   if (length < 5 || !fits_rel32(delta)) {
-    return Status::error(StatusCode::kInvalidArgument,
-                         fmt::format("no jump from {:#x} to {:#x} in {} bytes", target, trampoline,
-                                     length));
+    return Status::error(
+        StatusCode::kInvalidArgument,
+        fmt::format("no jump from {:#x} to {:#x} in {} bytes", target, trampoline, length));
   }
   std::string bytes(length, static_cast<char>(0xcc));
   bytes[0] = static_cast<char>(0xe9);

@@ -9,10 +9,13 @@
 // match, and otherwise runs the displaced instruction and jumps back.
 //
 // The trampoline keeps the program's view intact: it writes no memory of
-// the program (not even the stack), compares without touching the flags,
-// keeps rax and rcx (which the compares use) in its own page, and runs the
-// instruction with every register and flag as the program left it. Its
-// page must be writable: the two save slots sit at kTrampolineMaxSize.
+// the program (not even the stack) and runs the instruction with every
+// register as the program left it. Where the flags are dead (overwritten
+// before they are read, see arithmetic_flags_dead) it compares with cmp
+// against values kept in its own page; elsewhere it compares without
+// touching the flags (lea and jrcxz), keeping rax and rcx, which that
+// uses, in its page. The page must be writable: the data sits at
+// kTrampolineDataOffset.
 
 #include <sys/user.h>
 
@@ -34,6 +37,9 @@ struct TrampolineCode {
   /// Where each moved instruction runs after the trap, in run order: a
   /// thread found at the i-th instruction of the run continues there.
   std::vector<uint64_t> moved_addresses;
+  /// True if a thread at trap_rip has the arithmetic flags of the compares
+  /// rather than the program's (dead ones, which the tracer may set).
+  bool changes_flags = false;
 };
 
 /// Machine code for a trampoline at address `trampoline` that traps when a
@@ -42,21 +48,21 @@ struct TrampolineCode {
 /// movable instructions `run` at `target`, see displaceable_run) and
 /// jumps back to the instruction after the run. `now`, the registers at a
 /// visit that did not match, only orders the compares (those that differed
-/// first). Errors: invalid_argument when the trampoline is out of a
+/// first). `flags_dead` allows the compares to change the arithmetic
+/// flags, which is faster. Errors: invalid_argument when the trampoline is out of a
 /// rel32's reach of `target` or of a rip-relative operand.
 Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
                                              const user_regs_struct& want,
-                                             const user_regs_struct& now,
-                                             std::string_view original,
-                                             const std::vector<Instruction>& run);
+                                             const user_regs_struct& now, std::string_view original,
+                                             const std::vector<Instruction>& run, bool flags_dead);
 
 /// The bytes that replace the run at `target` (`length` >= 5 bytes): a
 /// jump to `trampoline`, padded with int3.
 Result<std::string> jump_to_trampoline(uint64_t target, uint64_t trampoline, size_t length);
 
-/// An upper bound of the trampoline's code size in bytes; its two 8-byte
-/// save slots follow. The whole needs one page.
-inline constexpr size_t kTrampolineMaxSize = 1024;
-inline constexpr size_t kTrampolinePageBytes = kTrampolineMaxSize + 16;
+/// Where the trampoline's data starts in its page (an upper bound of its
+/// code size): up to sixteen 8-byte words. The whole needs one page.
+inline constexpr size_t kTrampolineDataOffset = 1024;
+inline constexpr size_t kTrampolinePageBytes = kTrampolineDataOffset + 16 * 8;
 
 }  // namespace repro::patch

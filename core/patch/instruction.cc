@@ -3,6 +3,7 @@
 #include <capstone/capstone.h>
 
 #include <initializer_list>
+#include <optional>
 
 namespace repro::patch {
 namespace {
@@ -89,7 +90,49 @@ int rip_displacement(const cs_insn* insn) {
   return uses_rip ? x86.encoding.disp_offset : 0;
 }
 
+constexpr uint64_t kCarry = 0x1;
+constexpr uint64_t kAdjust = 0x10;
+constexpr uint64_t kOverflow = 0x800;
+
+// The arithmetic flags an instruction sets to a defined value, for
+// instructions known to read none; nullopt for any other instruction.
+std::optional<uint64_t> flags_defined_without_reading(unsigned id) {
+  switch (id) {
+    case X86_INS_MOV: case X86_INS_MOVABS: case X86_INS_MOVZX: case X86_INS_MOVSX:
+    case X86_INS_MOVSXD: case X86_INS_LEA: case X86_INS_NOP:
+      return 0;
+    case X86_INS_ADD: case X86_INS_SUB: case X86_INS_CMP: case X86_INS_NEG:
+      return kArithmeticFlags;
+    case X86_INS_AND: case X86_INS_OR: case X86_INS_XOR: case X86_INS_TEST:
+      return kArithmeticFlags & ~kAdjust;  // AF undefined
+    case X86_INS_INC: case X86_INS_DEC:
+      return kArithmeticFlags & ~kCarry;  // CF kept
+    case X86_INS_IMUL:
+      return kCarry | kOverflow;  // SF, ZF, AF, PF undefined
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
+
+bool arithmetic_flags_dead(const uint8_t* code, size_t size, uint64_t address) {
+  csh handle;
+  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+    return false;
+  }
+  cs_insn* insn = cs_malloc(handle);
+  uint64_t undecided = kArithmeticFlags;  // neither read nor overwritten yet
+  bool known = true;
+  while (known && undecided != 0 && cs_disasm_iter(handle, &code, &size, &address, insn)) {
+    std::optional<uint64_t> defined = flags_defined_without_reading(insn->id);
+    known = defined.has_value();
+    undecided &= ~defined.value_or(0);
+  }
+  cs_free(insn, 1);
+  cs_close(&handle);
+  return known && undecided == 0;
+}
 
 Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t address) {
   Instruction result;

@@ -53,6 +53,17 @@ inline constexpr size_t kRunCodeBytes = 32;
 bool direct_branch_lands_inside(const uint8_t* code, size_t size, uint64_t code_address,
                                 uint64_t start, uint64_t end);
 
+/// The status flags (CF, PF, AF, ZF, SF, OF) as bits of eflags.
+inline constexpr uint64_t kArithmeticFlags = 0x8d5;
+
+/// True if the arithmetic flags at `address` are all overwritten before
+/// any of them is read, in the straight-line code at the start of `code`:
+/// code inserted there may then change them. Only instructions whose
+/// effect on the flags is certain are followed (moves, lea, add, sub, cmp,
+/// the logic operations, inc, dec, imul); anything else, a flag the
+/// manual calls undefined after an instruction included, counts as read.
+bool arithmetic_flags_dead(const uint8_t* code, size_t size, uint64_t address);
+
 /// Reads `size` bytes of code at an address into `out`; false if it cannot.
 using CodeReader = std::function<bool(uint64_t address, uint8_t* out, size_t size)>;
 

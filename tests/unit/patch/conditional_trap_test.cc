@@ -26,8 +26,9 @@ class MovedFunction {
   }
   ~MovedFunction() { munmap(memory_, 2 * kPage); }
 
-  /// Moves the displaceable run at the start; returns its instruction count.
-  size_t move() {
+  /// Moves the displaceable run at the start, with compares that change
+  /// the flags or not; returns its instruction count.
+  size_t move(bool flags_dead = false) {
     const uint64_t target = reinterpret_cast<uint64_t>(code_);
     const uint64_t trampoline = target + kPage;
     auto run = repro::patch::displaceable_run(code_, repro::patch::kRunCodeBytes, target);
@@ -36,13 +37,15 @@ class MovedFunction {
     for (const auto& instruction : run) length += instruction.length;
     user_regs_struct never{};
     never.rcx = 0xdeadbeefdeadbeef;  // no caller has these registers
-    auto trap = conditional_trap_code(
-        trampoline, target, never, user_regs_struct{}, std::string_view(reinterpret_cast<char*>(code_), length), run);
+    auto trap = conditional_trap_code(trampoline, target, never, user_regs_struct{},
+                                      std::string_view(reinterpret_cast<char*>(code_), length), run,
+                                      flags_dead);
     REQUIRE(trap.is_ok());
-    REQUIRE(trap->bytes.size() <= repro::patch::kTrampolineMaxSize);
+    REQUIRE(trap->bytes.size() <= repro::patch::kTrampolinePageBytes);
     CHECK(trap->trap_rip > trampoline);
     CHECK(trap->trap_rip < trampoline + trap->bytes.size());
     CHECK(trap->moved_addresses.size() == run.size());
+    CHECK(trap->changes_flags == flags_dead);
     std::memcpy(code_ + kPage, trap->bytes.data(), trap->bytes.size());
     auto jump = jump_to_trampoline(target, trampoline, length);
     REQUIRE(jump.is_ok());
@@ -80,7 +83,7 @@ TEST_CASE("a jump to the trampoline fills the whole instruction") {
 TEST_CASE("a trampoline whose registers do not match runs the moved instruction and returns") {
   // "mov rax, [rip+disp]; ret": the load moves, through a fixed displacement.
   MovedFunction f({0x48, 0x8b, 0x05, 0xf9, 0x00, 0x00, 0x00,  // mov rax, [rip+0xf9] (-> 0x100)
-                   0xc3},                                      // ret
+                   0xc3},                                     // ret
                   0x1122334455667788);
   CHECK(f.move() == 1);
   for (int i = 0; i < 3; ++i) {
@@ -99,4 +102,19 @@ TEST_CASE("a run of short instructions moves as a whole, rip-relative operands i
   CHECK(f.move() == 2);
   CHECK(f.call(5) == 1005);
   CHECK(f.call(7) == 1007);
+}
+
+TEST_CASE(
+    "where the flags are dead, a trampoline that compares with cmp runs the run and returns") {
+  // The same function: "add rax, rcx" overwrites the flags after the run.
+  const std::vector<uint8_t> function = {0x48, 0x89, 0xf8,  // mov rax, rdi
+                                         0x48, 0x8b, 0x0d, 0xf6,
+                                         0x00, 0x00, 0x00,  // mov rcx, [rip]
+                                         0x48, 0x01, 0xc8,  // add rax, rcx
+                                         0xc3};             // ret
+  CHECK(repro::patch::arithmetic_flags_dead(function.data(), function.size(), 0x1000));
+  MovedFunction f(function, 1000);
+  CHECK(f.move(/*flags_dead=*/true) == 2);
+  CHECK(f.call(5) == 1005);
+  CHECK(f.call(0xdeadbeefdeadbeef - 1000) == 0xdeadbeefdeadbeef);  // rcx still differs
 }

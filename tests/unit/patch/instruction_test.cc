@@ -100,3 +100,23 @@ TEST_CASE("a direct jump into the middle of a run is found, one to its start is 
   CHECK_FALSE(repro::patch::direct_branch_lands_inside(code.data(), code.size(), 0x401000,
                                                        0x401010, 0x401016));
 }
+
+TEST_CASE("the flags are dead only where straight-line code overwrites all of them unread") {
+  auto dead = [](std::vector<uint8_t> bytes) {
+    return repro::patch::arithmetic_flags_dead(bytes.data(), bytes.size(), 0x401000);
+  };
+  // movzx ecx, byte [rax]; add rax, 1: add defines every arithmetic flag
+  CHECK(dead({0x0f, 0xb6, 0x08, 0x48, 0x83, 0xc0, 0x01}));
+  // imul rdx, rdi (CF, OF); cmp rsi, rax (the rest)
+  CHECK(dead({0x48, 0x0f, 0xaf, 0xd7, 0x48, 0x39, 0xc6}));
+  // jne reads them
+  CHECK_FALSE(dead({0x0f, 0x85, 0x10, 0, 0, 0}));
+  // adc reads CF
+  CHECK_FALSE(dead({0x48, 0x11, 0xc8}));
+  // xor leaves AF undefined, jne follows before anything defines it
+  CHECK_FALSE(dead({0x48, 0x31, 0xc8, 0x75, 0xf0}));
+  // inc keeps CF; the code ends before anything overwrites it
+  CHECK_FALSE(dead({0x48, 0xff, 0xc0}));
+  // a move, then the end of the code: nothing known
+  CHECK_FALSE(dead({0x48, 0x89, 0xf8}));
+}
