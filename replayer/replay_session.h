@@ -95,6 +95,19 @@ class ReplaySession {
   Status execute_mmap(ReplayThread& t, const format::Event& event);
   Status execute_shared_file_mmap(ReplayThread& t, const format::Event& event,
                                   const std::string& content_id);
+  Status execute_private_file_mmap(ReplayThread& t, const format::Event& event,
+                                   const std::string& content_id);
+  /// Maps the file at `path` (opened with `open_flags`) for real as the
+  /// mmap `event` did, in place of that mmap, at whose entry t is stopped.
+  /// Returns mmap's result (or a failed open's); t is then parked at the
+  /// syscall's exit.
+  Result<int64_t> map_file_in_tracee(ReplayThread& t, const format::Event& event,
+                                     const std::string& path, int open_flags);
+  /// Writes `length` bytes of the file at `path` from `offset` into t's
+  /// memory at `address`.
+  Status copy_file_into(ReplayThread& t, const std::string& path, uint64_t offset, uint64_t address,
+                        uint64_t length);
+  Status finish_executed_mmap(ReplayThread& t, uint64_t address);
   Result<std::string> shared_file_for(const std::string& path, const std::string& content_id);
   /// Runs one syscall of our choosing in the tracee. Requires: t is at a
   /// syscall-exit stop. Returns the syscall's result.

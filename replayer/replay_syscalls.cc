@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/base/scoped_fd.h"
@@ -25,6 +27,14 @@ namespace repro::replayer {
 namespace {
 
 using syscalls::is_restart_result;
+
+// An address, or the errno of a failed syscall.
+std::string describe_result(int64_t result) {
+  if (result < 0 && result >= -4095) {
+    return fmt::format("errno {} ({})", -result, std::strerror(static_cast<int>(-result)));
+  }
+  return fmt::format("{:#x}", static_cast<uint64_t>(result));
+}
 
 // Executed syscalls whose result must match the recording, because the
 // program will use it as an address.
@@ -291,106 +301,102 @@ Result<std::string> ReplaySession::shared_file_for(const std::string& path,
   return entry.first;
 }
 
-Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Event& event,
-                                               const std::string& content_id) {
-  // Shared mappings of one file must share pages, as they did when
-  // recorded: map a scratch copy of the file for real. Its descriptor is
-  // opened and closed by injected syscalls around the mmap.
-  REPRO_ASSIGN_OR_RETURN(std::string path, shared_file_for(mapped_path_, content_id));
-  const uint64_t address = static_cast<uint64_t>(event.result);
-  os::Registers entry = t.entry_regs;
-  // Somewhere below the red zone and any frame the program is using.
-  // Its bytes are put back afterwards: memory hashes of later preemption
-  // points cover the stack below rsp too.
-  const uint64_t scratch = (entry.rsp - 8192) & ~uint64_t{15};
+Result<int64_t> ReplaySession::map_file_in_tracee(ReplayThread& t, const format::Event& event,
+                                                  const std::string& path, int open_flags) {
+  // The mmap's entry stop becomes the open: the tracee opens the file (its
+  // name written below the stack for the while), maps it with the recorded
+  // protection and flags at the recorded address, and closes it again.
+  // The bytes below the stack are put back afterwards: memory hashes of
+  // later preemption points cover the stack below rsp too.
+  const os::Registers entry = t.entry_regs;
+  const uint64_t scratch = (entry.rsp - 8192) & ~uint64_t{15};  // below the red zone and frames
   std::string saved(path.size() + 1, '\0');
   REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, scratch, saved.data(), saved.size()));
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch, path.c_str(), path.size() + 1));
   os::Registers regs = entry;
-  regs.orig_rax = SYS_getpid;  // let this stop finish harmlessly first
+  regs.orig_rax = SYS_openat;
+  os::set_syscall_args(regs, {static_cast<uint64_t>(AT_FDCWD), scratch,
+                              static_cast<uint64_t>(open_flags | O_CLOEXEC), 0, 0, 0});
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
   REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
-  REPRO_ASSIGN_OR_RETURN(int64_t fd, inject_syscall(t, SYS_openat,
-                                                    {static_cast<uint64_t>(AT_FDCWD), scratch,
-                                                     O_RDWR | O_CLOEXEC, 0, 0, 0}));
+  t.where = ReplayThread::Where::kParked;
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch, saved.data(), saved.size()));
+  REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+  const auto fd = static_cast<int64_t>(regs.rax);
   if (fd < 0) {
-    return Status::error(StatusCode::kIoError,
-                         fmt::format("opening '{}' in the replayed program: errno {}", path, -fd));
+    return fd;
   }
   uint64_t flags = (event.args[3] & ~uint64_t{MAP_FIXED_NOREPLACE}) | MAP_FIXED;
-  REPRO_ASSIGN_OR_RETURN(int64_t mapped,
-                         inject_syscall(t, SYS_mmap,
-                                        {address, event.args[1], event.args[2], flags,
-                                         static_cast<uint64_t>(fd), event.args[5]}));
+  REPRO_ASSIGN_OR_RETURN(
+      int64_t mapped,
+      inject_syscall(t, SYS_mmap,
+                     {static_cast<uint64_t>(event.result), event.args[1], event.args[2], flags,
+                      static_cast<uint64_t>(fd), event.args[5]}));
   REPRO_ASSIGN_OR_RETURN(int64_t closed,
                          inject_syscall(t, SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0}));
   (void)closed;
-  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch, saved.data(), saved.size()));
-  if (static_cast<uint64_t>(mapped) != address) {
-    return diverged(t, fmt::format("shared mmap at {:#x}", address),
-                    fmt::format("mmap returned {:#x}", static_cast<uint64_t>(mapped)));
-  }
-  // The scratch copy is what is really mapped, so backtraces read it.
-  mapped_files_.note({.start = address, .length_bytes = event.args[1],
-                      .file_offset = event.args[5], .recorded_path = mapped_path_,
-                      .file_path = path});
-  entry.rax = address;
-  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, entry));
-  t.where = ReplayThread::Where::kParked;
-  return Status::ok();
+  return mapped;
 }
 
-Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) {
-  uint64_t address = static_cast<uint64_t>(event.result);
-  uint64_t length = event.args[1];
-  uint64_t flags = event.args[3];
-  bool file_backed = !(flags & MAP_ANONYMOUS);
-  if (file_backed && (flags & MAP_SHARED) && !t.mapped_content_id.empty()) {
-    std::string content_id = std::move(t.mapped_content_id);
-    t.mapped_content_id.clear();
-    return execute_shared_file_mmap(t, event, content_id);
+Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Event& event,
+                                               const std::string& content_id) {
+  // Shared mappings of one file must share pages, as they did when
+  // recorded: map a scratch copy of the file for real.
+  REPRO_ASSIGN_OR_RETURN(std::string path, shared_file_for(mapped_path_, content_id));
+  REPRO_ASSIGN_OR_RETURN(int64_t mapped, map_file_in_tracee(t, event, path, O_RDWR));
+  const uint64_t address = static_cast<uint64_t>(event.result);
+  if (static_cast<uint64_t>(mapped) != address) {
+    return diverged(t, fmt::format("shared mmap at {:#x}", address),
+                    fmt::format("mapping '{}' there: {}", path, describe_result(mapped)));
   }
-  os::Registers regs = t.entry_regs;
-  regs.rdi = address;
-  if (file_backed) {
-    // The file may have changed or gone: map anonymous memory at the same
-    // place and fill it from the trace's copy of the file.
-    if (t.mapped_content_id.empty()) {
-      return Status::error(
-          StatusCode::kCorruption,
-          fmt::format("event #{}: file mmap without its mapped-file event", event_index_));
+  // The scratch copy is what is really mapped, so backtraces read it.
+  mapped_files_.note({.start = address,
+                      .length_bytes = event.args[1],
+                      .file_offset = event.args[5],
+                      .recorded_path = mapped_path_,
+                      .file_path = path});
+  return finish_executed_mmap(t, address);
+}
+
+Status ReplaySession::execute_private_file_mmap(ReplayThread& t, const format::Event& event,
+                                                const std::string& content_id) {
+  // The file may have changed or gone since: map the trace's copy of it.
+  // Pages the program does not write stay shared with the page cache, as
+  // they were when recorded, so a new process maps its libraries cheaply.
+  REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
+  std::error_code ec;
+  const std::string path = std::filesystem::absolute(stored, ec).string();
+  const uint64_t address = static_cast<uint64_t>(event.result);
+  const uint64_t length = event.args[1];
+  REPRO_ASSIGN_OR_RETURN(int64_t mapped, map_file_in_tracee(t, event, path, O_RDONLY));
+  if (static_cast<uint64_t>(mapped) != address) {
+    // The copy cannot be mapped (a trace on a noexec file system refuses
+    // PROT_EXEC): anonymous memory filled from it holds the same bytes.
+    REPRO_ASSIGN_OR_RETURN(mapped, inject_syscall(t, SYS_mmap,
+                                                  {address, length, event.args[2],
+                                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                                                   static_cast<uint64_t>(-1), 0}));
+    if (static_cast<uint64_t>(mapped) != address) {
+      return diverged(t, fmt::format("mmap at {:#x}", address),
+                      fmt::format("mmap returned {}", describe_result(mapped)));
     }
-    regs.r10 = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
-    regs.r8 = static_cast<uint64_t>(-1);
-    regs.r9 = 0;
-  } else {
-    regs.r10 = (flags & ~uint64_t{MAP_FIXED_NOREPLACE}) | MAP_FIXED;
+    REPRO_RETURN_IF_ERROR(copy_file_into(t, path, event.args[5], address, length));
   }
-  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
-  REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
-  t.where = ReplayThread::Where::kParked;
-  REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
-  if (regs.rax != address) {
-    return diverged(t, fmt::format("mmap at {:#x}", address),
-                    fmt::format("mmap returned {:#x}", regs.rax));
-  }
-  os::set_syscall_args(regs, t.args);
-  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-  if (!file_backed) {
-    return Status::ok();
-  }
-  std::string content_id = std::move(t.mapped_content_id);
-  t.mapped_content_id.clear();
-  REPRO_ASSIGN_OR_RETURN(std::string path, reader_->file_path(content_id));
-  mapped_files_.note({.start = address, .length_bytes = length, .file_offset = event.args[5],
-                      .recorded_path = mapped_path_, .file_path = path});
+  mapped_files_.note({.start = address,
+                      .length_bytes = length,
+                      .file_offset = event.args[5],
+                      .recorded_path = mapped_path_,
+                      .file_path = path});
+  return finish_executed_mmap(t, address);
+}
+
+Status ReplaySession::copy_file_into(ReplayThread& t, const std::string& path, uint64_t offset,
+                                     uint64_t address, uint64_t length) {
   ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     return Status::from_errno(errno, fmt::format("opening stored file '{}'", path));
   }
-  uint64_t offset = event.args[5];
   std::vector<char> buffer(1 << 20);
   for (uint64_t done = 0; done < length;) {
     ssize_t n = pread(fd.get(), buffer.data(), std::min<uint64_t>(buffer.size(), length - done),
@@ -406,6 +412,45 @@ Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) 
     done += static_cast<uint64_t>(n);
   }
   return Status::ok();
+}
+
+Status ReplaySession::finish_executed_mmap(ReplayThread& t, uint64_t address) {
+  // The program sees its mmap return the recorded address, with the
+  // registers of its entry.
+  os::Registers regs = t.entry_regs;
+  regs.rax = address;
+  return os::set_registers(t.tid, regs);
+}
+
+Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) {
+  const uint64_t address = static_cast<uint64_t>(event.result);
+  const uint64_t flags = event.args[3];
+  if (!(flags & MAP_ANONYMOUS)) {
+    if (t.mapped_content_id.empty()) {
+      return Status::error(
+          StatusCode::kCorruption,
+          fmt::format("event #{}: file mmap without its mapped-file event", event_index_));
+    }
+    const std::string content_id = std::exchange(t.mapped_content_id, "");
+    if (flags & MAP_SHARED) {
+      return execute_shared_file_mmap(t, event, content_id);
+    }
+    return execute_private_file_mmap(t, event, content_id);
+  }
+  os::Registers regs = t.entry_regs;
+  regs.rdi = address;
+  regs.r10 = (flags & ~uint64_t{MAP_FIXED_NOREPLACE}) | MAP_FIXED;
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
+  REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
+  t.where = ReplayThread::Where::kParked;
+  REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+  if (regs.rax != address) {
+    return diverged(t, fmt::format("mmap at {:#x}", address),
+                    fmt::format("mmap returned {:#x}", regs.rax));
+  }
+  os::set_syscall_args(regs, t.args);
+  return os::set_registers(t.tid, regs);
 }
 
 Status ReplaySession::finish_clone(ReplayThread& t, const format::Event& event) {

@@ -4,7 +4,7 @@
 # tests/e2e/CMakeLists.txt. Each scenario is a script
 #   scenarios/<name>.sh REPRO BUILD_DIR
 # (helpers in scenarios/lib.sh) that prints PASS or FAIL and exits 0, 1, or
-# 77 when ptrace is not permitted. The small C programs some scenarios run
+# 77 when ptrace (or what else it needs of the system) is not permitted. The small C programs some scenarios run
 # are built into ${CMAKE_BINARY_DIR}/tests/e2e/scenarios/.
 
 set(REPRO_SCENARIO_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/scenarios)
@@ -37,6 +37,7 @@ set(REPRO_SCENARIOS
   "real_shell_pipeline 300"
   "real_xz 600"
   "replay_after_files_deleted 120"
+  "replay_from_noexec_mount 300"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)
   separate_arguments(entry)

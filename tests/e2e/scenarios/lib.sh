@@ -4,7 +4,8 @@
 #   scenario_start NAME "$@"        # REPRO BUILD_DIR
 # and ends with `pass "summary"`; on any failed assertion it calls
 # `fail "reason"`. Both exit: 0 pass, 1 fail; 77 (skip) only when ptrace is
-# not permitted here. The work directory ($work, also the current directory)
+# not permitted here, or something else the scenario needs from the system
+# (a private mount namespace): `skip "reason"`. The work directory ($work, also the current directory)
 # is removed on success and kept, with its path printed, on failure.
 #
 # Every command that could hang runs under `bounded SECONDS ...`, and
@@ -86,13 +87,17 @@ bounded() {
   return "$status"
 }
 
+skip() {
+  echo "SKIP [$scenario]: $*" >&9
+  cd / && rm -rf "$work"
+  exit 77
+}
+
 # skip_unless_ptrace ERRFILE: after a `repro record`, turns "ptrace is not
 # permitted" into a skip.
 skip_unless_ptrace() {
   if grep -q 'ptrace is not permitted' "$1"; then
-    echo "SKIP [$scenario]: ptrace is not permitted here" >&9
-    cd / && rm -rf "$work"
-    exit 77
+    skip "ptrace is not permitted here"
   fi
 }
 
