@@ -92,8 +92,22 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t)
   // A run of several short instructions is a good point only where the
   // thread has been before in this walk (it goes round a loop) and no jump
   // seen so far lands inside the run; replay checks the same way.
+  // A point where the flags are dead is better still: replay's check there
+  // is cheaper (see conditional_trap.h). A good point with live flags is
+  // passed once; taken when the thread comes back to it, after a turn of
+  // its loop that offered nothing better.
   std::vector<uint64_t> seen;
   std::vector<uint64_t> landings;
+  std::vector<uint64_t> passed_for_live_flags;
+  auto good_enough = [&](uint64_t rip, const uint8_t* code) {
+    if (patch::arithmetic_flags_dead(code, patch::kRunCodeBytes, rip) ||
+        std::find(passed_for_live_flags.begin(), passed_for_live_flags.end(), rip) !=
+            passed_for_live_flags.end()) {
+      return true;
+    }
+    passed_for_live_flags.push_back(rip);
+    return false;
+  };
   uint64_t previous_end = 0;
   for (int steps = 0;; ++steps) {
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
@@ -108,7 +122,7 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t)
       return StepOutcome::kNotFound;
     }
     std::vector<patch::Instruction> run = patch::displaceable_run(code, sizeof code, regs.rip);
-    if (run.size() == 1) {
+    if (run.size() == 1 && good_enough(regs.rip, code)) {
       return StepOutcome::kAtRelocatable;
     }
     if (run.size() > 1 && std::find(seen.begin(), seen.end(), regs.rip) != seen.end()) {
@@ -122,7 +136,8 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t)
       auto read = [&](uint64_t address, uint8_t* out, size_t size) {
         return os::read_memory(t.tid, address, out, size).is_ok();
       };
-      if (!jumped_into && !patch::may_be_entered_inside(read, regs.rip, end)) {
+      if (!jumped_into && !patch::may_be_entered_inside(read, regs.rip, end) &&
+          good_enough(regs.rip, code)) {
         return StepOutcome::kAtRelocatable;
       }
     }
