@@ -373,13 +373,24 @@ Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t tar
   if (page == 0) {
     return uint64_t{0};
   }
-  REPRO_ASSIGN_OR_RETURN(os::Registers now, os::get_registers(t.tid));
+  patch::TrampolineRequest request{.trampoline = page, .target = target, .want = want,
+                                   .run = run, .original = original};
+  REPRO_ASSIGN_OR_RETURN(request.now, os::get_registers(t.tid));
   // Compares may change the flags where the program overwrites them before
-  // reading them (the run is followed in the original code past its end).
+  // reading them (followed in the original code, past the run's end).
   uint8_t code_here[patch::kRunCodeBytes] = {};
   REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, target, code_here, sizeof code_here));
-  bool flags_dead = patch::arithmetic_flags_dead(code_here, sizeof code_here, target);
-  auto built = patch::conditional_trap_code(page, target, want, now, original, run, flags_dead);
+  request.flags_dead = patch::arithmetic_flags_dead(code_here, sizeof code_here, target);
+  request.loop = patch::movable_loop_at(
+      [&](uint64_t address, uint8_t* out, size_t size) {
+        return os::read_memory(t.tid, address, out, size).is_ok();
+      },
+      target);
+  auto built = patch::conditional_trap_code(request);
+  if (!built.is_ok() && request.loop) {
+    request.loop.reset();  // out of reach: move just the run
+    built = patch::conditional_trap_code(request);
+  }
   auto jump = patch::jump_to_trampoline(target, page, original.size());
   if (!built.is_ok() || !jump.is_ok()) {
     return uint64_t{0};

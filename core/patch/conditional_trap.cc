@@ -11,6 +11,9 @@
 namespace repro::patch {
 namespace {
 
+constexpr uint8_t kEqual = 0x4;
+constexpr uint8_t kNotEqual = 0x5;
+
 // Hand-assembled x86-64: each helper appends one instruction.
 class Assembler {
  public:
@@ -53,12 +56,21 @@ class Assembler {
                   static_cast<uint8_t>(0x05 | ((reg & 7) << 3))},
                  at);
   }
-  // je/jne rel32 with a placeholder; returns where to patch.
-  size_t je_forward() { return jcc_forward(0x84); }
-  // jne rel32 back to an already emitted label.
-  void jne_to(size_t label) {
-    raw({0x0f, 0x85});
-    u32(static_cast<uint32_t>(static_cast<int32_t>(label - (bytes_.size() + 4))));
+  // Labels are offsets into the code. jcc/jmp rel32 to a placeholder
+  // (returns where to patch, see bind_here) or to a label already emitted.
+  // A condition is the low nibble of a jcc opcode.
+  size_t je_forward() { return jcc_forward(kEqual); }
+  size_t jcc_forward(uint8_t condition) {
+    raw({0x0f, static_cast<uint8_t>(0x80 | condition)});
+    return placeholder();
+  }
+  void jcc_to(uint8_t condition, size_t label) {
+    raw({0x0f, static_cast<uint8_t>(0x80 | condition)});
+    rel32_to(label);
+  }
+  void jmp_to(size_t label) {
+    raw({0xe9});
+    rel32_to(label);
   }
   size_t size() const { return bytes_.size(); }
   // jrcxz over the five-byte jmp that follows.
@@ -74,9 +86,8 @@ class Assembler {
   }
 
  private:
-  size_t jcc_forward(uint8_t condition) {
-    raw({0x0f, condition});
-    return placeholder();
+  void rel32_to(size_t label) {
+    u32(static_cast<uint32_t>(static_cast<int32_t>(label - (bytes_.size() + 4))));
   }
   size_t placeholder() {
     size_t at = bytes_.size();
@@ -125,44 +136,92 @@ std::vector<Check> ordered_checks(const user_regs_struct& want, const user_regs_
   return checks;
 }
 
-// Emits the displaced instructions where they now stand (fixing
-// rip-relative operands), then a jump back after the run. Appends each
-// one's new address to `addresses` unless null.
-Status emit_moved_instructions(Assembler& a, uint64_t trampoline, uint64_t target,
-                               std::string_view original, const std::vector<Instruction>& run,
-                               std::vector<uint64_t>* addresses) {
-  size_t offset = 0;
-  for (const Instruction& instruction : run) {
-    if (addresses != nullptr) {
-      addresses->push_back(a.here());
+// Copies one instruction, originally at `from`, to where the assembler
+// stands, fixing its rip-relative operand.
+Status emit_moved(Assembler& a, const TrampolineRequest& r, std::string_view bytes,
+                  const Instruction& instruction, uint64_t from) {
+  std::string moved(bytes.substr(0, instruction.length));
+  if (instruction.rip_displacement_offset >= 0) {
+    int32_t displacement;
+    std::memcpy(&displacement, moved.data() + instruction.rip_displacement_offset,
+                sizeof displacement);
+    int64_t fixed = int64_t{displacement} + static_cast<int64_t>(from - a.here());
+    if (!fits_rel32(fixed)) {
+      return Status::error(StatusCode::kInvalidArgument,
+                           fmt::format("trampoline at {:#x} is out of reach of the operand of "
+                                       "the instruction at {:#x}",
+                                       r.trampoline, from));
     }
-    std::string moved(original.substr(offset, instruction.length));
-    if (instruction.rip_displacement_offset >= 0) {
-      int32_t displacement;
-      std::memcpy(&displacement, moved.data() + instruction.rip_displacement_offset,
-                  sizeof displacement);
-      int64_t fixed = int64_t{displacement} + static_cast<int64_t>(target + offset - a.here());
-      if (!fits_rel32(fixed)) {
-        return Status::error(StatusCode::kInvalidArgument,
-                             fmt::format("trampoline at {:#x} is out of reach of the operand of "
-                                         "the instruction at {:#x}",
-                                         trampoline, target + offset));
-      }
-      displacement = static_cast<int32_t>(fixed);
-      std::memcpy(moved.data() + instruction.rip_displacement_offset, &displacement,
-                  sizeof displacement);
-    }
-    a.bytes() += moved;
-    offset += instruction.length;
+    displacement = static_cast<int32_t>(fixed);
+    std::memcpy(moved.data() + instruction.rip_displacement_offset, &displacement,
+                sizeof displacement);
   }
-  int64_t back = static_cast<int64_t>(target + offset) - static_cast<int64_t>(a.here() + 5);
-  if (!fits_rel32(back)) {
+  a.bytes() += moved;
+  return Status::ok();
+}
+
+// jmp rel32 to an address outside the trampoline.
+Status emit_jump_to(Assembler& a, const TrampolineRequest& r, uint64_t destination) {
+  int64_t rel = static_cast<int64_t>(destination) - static_cast<int64_t>(a.here() + 5);
+  if (!fits_rel32(rel)) {
     return Status::error(
         StatusCode::kInvalidArgument,
-        fmt::format("trampoline at {:#x} is out of reach of {:#x}", trampoline, target));
+        fmt::format("trampoline at {:#x} is out of reach of {:#x}", r.trampoline, destination));
   }
   a.raw({0xe9});
-  a.u32(static_cast<uint32_t>(static_cast<int32_t>(back)));
+  a.u32(static_cast<uint32_t>(static_cast<int32_t>(rel)));
+  return Status::ok();
+}
+
+// The code that runs in place of the original from `target` on, appending
+// the new address of each instruction of the run to `moved_addresses`:
+// - the run, then a jump back to the instruction after it; or
+// - the whole loop, turned to start at `target`: the instructions from
+//   there to the closing jump, which now goes to `check` (the compares,
+//   at the trampoline's start) when the loop starts at `target`, else to a
+//   copy of the instructions from the head to `target`, followed by a jump
+//   to `check`. When the loop ends, a jump back to the code after it.
+Status emit_body(Assembler& a, const TrampolineRequest& r, size_t check,
+                 std::vector<uint64_t>* moved_addresses) {
+  if (!r.loop) {
+    uint64_t at = r.target;
+    for (const Instruction& instruction : r.run) {
+      moved_addresses->push_back(a.here());
+      REPRO_RETURN_IF_ERROR(emit_moved(a, r, r.original.substr(at - r.target), instruction, at));
+      at += instruction.length;
+    }
+    return emit_jump_to(a, r, at);
+  }
+  const MovableLoop& loop = *r.loop;
+  auto emit_range = [&](uint64_t begin, uint64_t end) -> Status {
+    uint64_t at = loop.head;
+    for (const Instruction& instruction : loop.instructions) {
+      if (at >= begin && at < end) {
+        if (at - r.target < r.original.size() && moved_addresses->size() < r.run.size()) {
+          moved_addresses->push_back(a.here());
+        }
+        REPRO_RETURN_IF_ERROR(
+            emit_moved(a, r, std::string_view(loop.code).substr(at - loop.head), instruction, at));
+      }
+      at += instruction.length;
+    }
+    return Status::ok();
+  };
+  uint64_t closing_jump = loop.head;
+  for (const Instruction& instruction : loop.instructions) closing_jump += instruction.length;
+  REPRO_RETURN_IF_ERROR(emit_range(r.target, closing_jump));
+  size_t to_head_copy = 0;
+  if (loop.head == r.target) {
+    a.jcc_to(loop.condition, check);
+  } else {
+    to_head_copy = a.jcc_forward(loop.condition);
+  }
+  REPRO_RETURN_IF_ERROR(emit_jump_to(a, r, loop.head + loop.code.size()));
+  if (loop.head != r.target) {
+    a.bind_here(to_head_copy);
+    REPRO_RETURN_IF_ERROR(emit_range(loop.head, r.target));
+    a.jmp_to(check);
+  }
   return Status::ok();
 }
 
@@ -170,18 +229,18 @@ Status emit_moved_instructions(Assembler& a, uint64_t trampoline, uint64_t targe
 // slots of the trampoline's page (the program's memory stays untouched,
 // replay compares a hash of it), and each register is tested with lea and
 // jrcxz, which leave the flags alone.
-Status emit_flag_preserving_trampoline(Assembler& a, uint64_t trampoline, uint64_t target,
-                                       const std::vector<Check>& checks, std::string_view original,
-                                       const std::vector<Instruction>& run, TrampolineCode* code) {
-  const uint64_t saved_rax = trampoline + kTrampolineDataOffset;
+Status emit_flag_preserving_trampoline(Assembler& a, const TrampolineRequest& r,
+                                       const std::vector<Check>& checks, TrampolineCode* code) {
+  const uint64_t saved_rax = r.trampoline + kTrampolineDataOffset;
   const uint64_t saved_rcx = saved_rax + 8;
+  const size_t check = a.size();
   a.mov_to_rip_relative(kRax, saved_rax);
   a.mov_to_rip_relative(kRcx, saved_rcx);
   std::vector<size_t> misses;
-  for (const Check& check : checks) {
+  for (const Check& one : checks) {
     // rcx = register - want, then jrcxz past the jump to "miss".
-    a.mov_rax_imm64(uint64_t{0} - check.want);
-    int reg = check.reg;
+    a.mov_rax_imm64(uint64_t{0} - one.want);
+    int reg = one.reg;
     if (reg == kRax || reg == kRcx) {
       a.mov_from_rip_relative(kRcx, reg == kRax ? saved_rax : saved_rcx);
       reg = kRcx;
@@ -190,7 +249,9 @@ Status emit_flag_preserving_trampoline(Assembler& a, uint64_t trampoline, uint64
     a.jrcxz_over_jmp();
     misses.push_back(a.jmp_forward());
   }
-  // All equal: restore everything and stop for the tracer.
+  // All equal: restore everything and stop for the tracer, which resumes
+  // the thread after the trap when the rest of the state (FPU registers,
+  // memory) did not match either.
   auto restore = [&] {
     a.mov_from_rip_relative(kRax, saved_rax);
     a.mov_from_rip_relative(kRcx, saved_rcx);
@@ -198,71 +259,75 @@ Status emit_flag_preserving_trampoline(Assembler& a, uint64_t trampoline, uint64
   restore();
   a.int3();
   code->trap_rip = a.here();
-  // The tracer resumes a thread after the trap when the rest of the state
-  // (FPU registers, memory) did not match either.
-  REPRO_RETURN_IF_ERROR(
-      emit_moved_instructions(a, trampoline, target, original, run, &code->moved_addresses));
-  // Not this visit: restore, run the displaced instructions, go back.
+  size_t to_body = a.jmp_forward();
+  // Not this visit: restore and carry on.
   for (size_t at : misses) a.bind_here(at);
   restore();
-  return emit_moved_instructions(a, trampoline, target, original, run, nullptr);
+  a.bind_here(to_body);
+  return emit_body(a, r, check, &code->moved_addresses);
 }
 
 // The compares where the flags are dead: cmp against the wanted values,
 // kept in the trampoline's page, and nothing to save. The first compare,
-// the one that fails at most visits, falls through to the displaced
-// instructions, so a visit costs a jump there, a compare and a jump back.
-Status emit_flag_changing_trampoline(Assembler& a, uint64_t trampoline, uint64_t target,
-                                     const std::vector<Check>& checks, std::string_view original,
-                                     const std::vector<Instruction>& run, TrampolineCode* code) {
-  auto slot = [&](size_t i) { return trampoline + kTrampolineDataOffset + 8 * i; };
+// the one that fails at most visits, falls through to the moved code.
+Status emit_flag_changing_trampoline(Assembler& a, const TrampolineRequest& r,
+                                     const std::vector<Check>& checks, TrampolineCode* code) {
+  auto slot = [&](size_t i) { return r.trampoline + kTrampolineDataOffset + 8 * i; };
+  const size_t check = a.size();
   a.cmp_with_rip_relative(checks[0].reg, slot(0));
   size_t first_equal = a.je_forward();
-  const size_t miss = a.size();
-  REPRO_RETURN_IF_ERROR(emit_moved_instructions(a, trampoline, target, original, run, nullptr));
+  const size_t body = a.size();
+  REPRO_RETURN_IF_ERROR(emit_body(a, r, check, &code->moved_addresses));
   a.bind_here(first_equal);
   for (size_t i = 1; i < checks.size(); ++i) {
     a.cmp_with_rip_relative(checks[i].reg, slot(i));
-    a.jne_to(miss);
+    a.jcc_to(kNotEqual, body);
   }
   a.int3();
   code->trap_rip = a.here();
+  a.jmp_to(body);
   code->changes_flags = true;
-  return emit_moved_instructions(a, trampoline, target, original, run, &code->moved_addresses);
+  return Status::ok();
 }
 
 }  // namespace
 
-Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
-                                             const user_regs_struct& want,
-                                             const user_regs_struct& now, std::string_view original,
-                                             const std::vector<Instruction>& run, bool flags_dead) {
+Result<TrampolineCode> conditional_trap_code(const TrampolineRequest& r) {
   size_t run_length = 0;
-  for (const Instruction& instruction : run) {
+  for (const Instruction& instruction : r.run) {
     if (instruction.kind != InstructionKind::kMovable) {
       run_length = 0;
       break;
     }
     run_length += instruction.length;
   }
-  if (run_length < kJumpLength || original.size() != run_length) {
+  if (run_length < kJumpLength || r.original.size() != run_length) {
     return Status::error(StatusCode::kInvalidArgument,
-                         fmt::format("the code at {:#x} cannot be moved", target));
+                         fmt::format("the code at {:#x} cannot be moved", r.target));
   }
-  Assembler a(trampoline);
+  if (r.loop &&
+      (r.target < r.loop->head || r.target + run_length > r.loop->head + r.loop->code.size())) {
+    return Status::error(
+        StatusCode::kInvalidArgument,
+        fmt::format("the loop at {:#x} does not hold {:#x}", r.loop->head, r.target));
+  }
+  Assembler a(r.trampoline);
   TrampolineCode code;
-  std::vector<Check> checks = ordered_checks(want, now);
-  if (flags_dead) {
-    REPRO_RETURN_IF_ERROR(
-        emit_flag_changing_trampoline(a, trampoline, target, checks, original, run, &code));
+  std::vector<Check> checks = ordered_checks(r.want, r.now);
+  if (r.flags_dead) {
+    REPRO_RETURN_IF_ERROR(emit_flag_changing_trampoline(a, r, checks, &code));
   } else {
-    REPRO_RETURN_IF_ERROR(
-        emit_flag_preserving_trampoline(a, trampoline, target, checks, original, run, &code));
+    REPRO_RETURN_IF_ERROR(emit_flag_preserving_trampoline(a, r, checks, &code));
+  }
+  if (code.moved_addresses.size() != r.run.size()) {
+    return Status::error(
+        StatusCode::kInvalidArgument,
+        fmt::format("the loop at {:#x} does not hold the run at {:#x}", r.loop->head, r.target));
   }
   if (a.size() > kTrampolineDataOffset) {
     return Status::error(StatusCode::kInvalidArgument, "trampoline code too long");
   }
-  if (flags_dead) {  // the wanted values, in the order of the compares
+  if (r.flags_dead) {  // the wanted values, in the order of the compares
     a.bytes().resize(kTrampolineDataOffset, static_cast<char>(0xcc));
     for (const Check& check : checks) a.u64(check.want);
   }

@@ -20,6 +20,7 @@
 #include <sys/user.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,19 +43,32 @@ struct TrampolineCode {
   bool changes_flags = false;
 };
 
-/// Machine code for a trampoline at address `trampoline` that traps when a
-/// thread arrives from `target` with the general registers and rsp of
-/// `want`, and otherwise executes `original` (the bytes of the run of
-/// movable instructions `run` at `target`, see displaceable_run) and
-/// jumps back to the instruction after the run. `now`, the registers at a
-/// visit that did not match, only orders the compares (those that differed
-/// first). `flags_dead` allows the compares to change the arithmetic
-/// flags, which is faster. Errors: invalid_argument when the trampoline is out of a
-/// rel32's reach of `target` or of a rip-relative operand.
-Result<TrampolineCode> conditional_trap_code(uint64_t trampoline, uint64_t target,
-                                             const user_regs_struct& want,
-                                             const user_regs_struct& now, std::string_view original,
-                                             const std::vector<Instruction>& run, bool flags_dead);
+/// What a trampoline is built from.
+struct TrampolineRequest {
+  uint64_t trampoline = 0;  // where it will be
+  uint64_t target = 0;      // the instruction whose visits it checks
+  /// The registers (general ones and rsp) a visit must have to trap.
+  user_regs_struct want{};
+  /// The registers at a visit that did not match: they only order the
+  /// compares (those that differed first).
+  user_regs_struct now{};
+  /// The run of movable instructions at `target` the jump replaces (see
+  /// displaceable_run), and its bytes.
+  std::vector<Instruction> run;
+  std::string_view original;
+  /// The compares may change the arithmetic flags, which is faster.
+  bool flags_dead = false;
+  /// The small loop around `target`, if it can be moved whole: a turn of
+  /// it then stays in the trampoline instead of jumping there and back.
+  std::optional<MovableLoop> loop;
+};
+
+/// Machine code for a trampoline that traps when a thread arrives from
+/// `target` with the wanted registers, and otherwise runs the moved
+/// instructions (the run, or the whole loop) and goes back to the original
+/// code after them. Errors: invalid_argument when the trampoline is out of
+/// a rel32's reach of `target` or of a rip-relative operand.
+Result<TrampolineCode> conditional_trap_code(const TrampolineRequest& request);
 
 /// The bytes that replace the run at `target` (`length` >= 5 bytes): a
 /// jump to `trampoline`, padded with int3.

@@ -2,6 +2,7 @@
 
 #include <capstone/capstone.h>
 
+#include <cstring>
 #include <initializer_list>
 #include <optional>
 
@@ -223,6 +224,95 @@ bool may_be_entered_inside(const CodeReader& read, uint64_t start, uint64_t end)
     }
   }
   return true;
+}
+
+}  // namespace repro::patch
+
+namespace repro::patch {
+namespace {
+
+// The condition and destination of a conditional jump with an 8- or
+// 32-bit displacement and no prefix, at `address`.
+bool decode_conditional_jump(const uint8_t* code, size_t size, uint64_t address,
+                             uint8_t* condition, uint64_t* destination, size_t* length) {
+  if (size >= 2 && (code[0] & 0xf0) == 0x70) {
+    *condition = code[0] & 0x0f;
+    *length = 2;
+    *destination = address + 2 + static_cast<int8_t>(code[1]);
+    return true;
+  }
+  if (size >= 6 && code[0] == 0x0f && (code[1] & 0xf0) == 0x80) {
+    int32_t displacement;
+    std::memcpy(&displacement, code + 2, sizeof displacement);
+    *condition = code[1] & 0x0f;
+    *length = 6;
+    *destination = address + 6 + static_cast<int64_t>(displacement);
+    return true;
+  }
+  return false;
+}
+
+// Movable instructions decoded from code[0] (at `address`) up to `end`;
+// false unless they end exactly there.
+bool decode_movable(const uint8_t* code, uint64_t address, uint64_t end,
+                    std::vector<Instruction>* out) {
+  uint64_t at = address;
+  while (at < end) {
+    Instruction instruction = decode_instruction(code + (at - address), end - at, at);
+    if (instruction.kind != InstructionKind::kMovable) {
+      return false;
+    }
+    out->push_back(instruction);
+    at += instruction.length;
+  }
+  return at == end;
+}
+
+}  // namespace
+
+std::optional<MovableLoop> movable_loop_at(const CodeReader& read, uint64_t target) {
+  // The code from kMaxLoopBytes before target to kMaxLoopBytes after it
+  // (less where that crosses into a page that cannot be read).
+  uint64_t from = target - kMaxLoopBytes;
+  std::vector<uint8_t> code(2 * kMaxLoopBytes + 16);
+  if (!read(from, code.data(), code.size())) {
+    from = target & ~uint64_t{4095};
+    code.resize(target + kMaxLoopBytes - from);
+    if (!read(from, code.data(), code.size())) {
+      return std::nullopt;
+    }
+  }
+  const uint8_t* at_target = code.data() + (target - from);
+  const size_t after_target = code.size() - (target - from);
+  // Forward from target: movable instructions up to a conditional jump.
+  uint64_t at = target;
+  std::vector<Instruction> from_target;
+  while (at - target < kMaxLoopBytes) {
+    Instruction instruction =
+        decode_instruction(at_target + (at - target), after_target - (at - target), at);
+    if (instruction.kind != InstructionKind::kMovable) {
+      break;
+    }
+    from_target.push_back(instruction);
+    at += instruction.length;
+  }
+  MovableLoop loop;
+  uint64_t head = 0;
+  size_t jump_length = 0;
+  if (!decode_conditional_jump(at_target + (at - target), after_target - (at - target), at,
+                               &loop.condition, &head, &jump_length) ||
+      head > target || head < from || at + jump_length - head > kMaxLoopBytes) {
+    return std::nullopt;
+  }
+  // Back from the head: movable instructions that end exactly at target.
+  if (!decode_movable(code.data() + (head - from), head, target, &loop.instructions)) {
+    return std::nullopt;
+  }
+  loop.instructions.insert(loop.instructions.end(), from_target.begin(), from_target.end());
+  loop.head = head;
+  loop.code.assign(reinterpret_cast<const char*>(code.data() + (head - from)),
+                   at + jump_length - head);
+  return loop;
 }
 
 }  // namespace repro::patch

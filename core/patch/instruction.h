@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace repro::patch {
@@ -66,6 +68,22 @@ bool arithmetic_flags_dead(const uint8_t* code, size_t size, uint64_t address);
 
 /// Reads `size` bytes of code at an address into `out`; false if it cannot.
 using CodeReader = std::function<bool(uint64_t address, uint8_t* out, size_t size)>;
+
+/// A small loop that can be moved whole: movable instructions from `head`
+/// on, closed by a conditional jump back to `head`, with the target
+/// instruction among them. Moved, a turn of the loop runs without leaving
+/// its new place.
+struct MovableLoop {
+  uint64_t head = 0;
+  std::string code;  // from head to the end of the closing jump
+  std::vector<Instruction> instructions;  // the closing jump not included
+  uint8_t condition = 0;  // of the closing jump: the low nibble of its opcode
+};
+
+/// The loop, at most kMaxLoopBytes long, whose body holds `target` (at an
+/// instruction boundary), if the code there is such a loop.
+inline constexpr size_t kMaxLoopBytes = 128;
+std::optional<MovableLoop> movable_loop_at(const CodeReader& read, uint64_t target);
 
 /// direct_branch_lands_inside over the code around [start, end): up to 2 KiB
 /// before it (from the page it starts in, if more cannot be read) and 512

@@ -1,6 +1,8 @@
 #include "core/patch/conditional_trap.h"
 
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -8,8 +10,23 @@
 
 using repro::patch::conditional_trap_code;
 using repro::patch::jump_to_trampoline;
+using repro::patch::movable_loop_at;
 
 namespace {
+
+// Reads this process's own code; false where it is not mapped.
+bool read_code(uint64_t address, uint8_t* out, size_t size) {
+  iovec local{out, size};
+  iovec remote{reinterpret_cast<void*>(address), size};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+}
+
+// How MovedFunction::move moves code.
+struct How {
+  size_t offset = 0;        // of the target instruction in the function
+  bool flags_dead = false;  // compares may change the flags
+  bool whole_loop = false;  // the loop around the target moves too
+};
 
 // A function in an executable page whose first instructions are moved into
 // a trampoline on the next page, with registers that never match: calling
@@ -26,33 +43,38 @@ class MovedFunction {
   }
   ~MovedFunction() { munmap(memory_, 2 * kPage); }
 
-  /// Moves the displaceable run at the start, with compares that change
-  /// the flags or not; returns its instruction count.
-  size_t move(bool flags_dead = false) {
-    const uint64_t target = reinterpret_cast<uint64_t>(code_);
-    const uint64_t trampoline = target + kPage;
-    auto run = repro::patch::displaceable_run(code_, repro::patch::kRunCodeBytes, target);
-    REQUIRE(!run.empty());
+  /// Moves the displaceable run at the target (and the loop around it);
+  /// returns the run's instruction count.
+  size_t move(How how = {}) {
+    const uint64_t target = reinterpret_cast<uint64_t>(code_) + how.offset;
+    repro::patch::TrampolineRequest request{.trampoline = reinterpret_cast<uint64_t>(code_) + kPage,
+                                            .target = target,
+                                            .flags_dead = how.flags_dead};
+    request.run =
+        repro::patch::displaceable_run(code_ + how.offset, repro::patch::kRunCodeBytes, target);
+    REQUIRE(!request.run.empty());
     size_t length = 0;
-    for (const auto& instruction : run) length += instruction.length;
-    user_regs_struct never{};
-    never.rcx = 0xdeadbeefdeadbeef;  // no caller has these registers
-    auto trap = conditional_trap_code(trampoline, target, never, user_regs_struct{},
-                                      std::string_view(reinterpret_cast<char*>(code_), length), run,
-                                      flags_dead);
+    for (const auto& instruction : request.run) length += instruction.length;
+    request.original = std::string_view(reinterpret_cast<char*>(code_ + how.offset), length);
+    request.want.rcx = 0xdeadbeefdeadbeef;  // no caller has these registers
+    if (how.whole_loop) {
+      request.loop = movable_loop_at(read_code, target);
+      REQUIRE(request.loop.has_value());
+    }
+    auto trap = conditional_trap_code(request);
     REQUIRE(trap.is_ok());
     REQUIRE(trap->bytes.size() <= repro::patch::kTrampolinePageBytes);
-    CHECK(trap->trap_rip > trampoline);
-    CHECK(trap->trap_rip < trampoline + trap->bytes.size());
-    CHECK(trap->moved_addresses.size() == run.size());
-    CHECK(trap->changes_flags == flags_dead);
+    CHECK(trap->trap_rip > request.trampoline);
+    CHECK(trap->trap_rip < request.trampoline + trap->bytes.size());
+    CHECK(trap->moved_addresses.size() == request.run.size());
+    CHECK(trap->changes_flags == how.flags_dead);
     std::memcpy(code_ + kPage, trap->bytes.data(), trap->bytes.size());
-    auto jump = jump_to_trampoline(target, trampoline, length);
+    auto jump = jump_to_trampoline(target, request.trampoline, length);
     REQUIRE(jump.is_ok());
-    std::memcpy(code_, jump->data(), jump->size());
+    std::memcpy(code_ + how.offset, jump->data(), jump->size());
     __builtin___clear_cache(reinterpret_cast<char*>(code_),
                             reinterpret_cast<char*>(code_) + 2 * kPage);
-    return run.size();
+    return request.run.size();
   }
 
   uint64_t call(uint64_t argument) const {
@@ -114,7 +136,57 @@ TEST_CASE(
                                          0xc3};             // ret
   CHECK(repro::patch::arithmetic_flags_dead(function.data(), function.size(), 0x1000));
   MovedFunction f(function, 1000);
-  CHECK(f.move(/*flags_dead=*/true) == 2);
+  CHECK(f.move({.flags_dead = true}) == 2);
   CHECK(f.call(5) == 1005);
   CHECK(f.call(0xdeadbeefdeadbeef - 1000) == 0xdeadbeefdeadbeef);  // rcx still differs
+}
+
+namespace {
+
+// f(n) = n + (n - 1) + ... + 1, for n >= 1, in a loop of movable
+// instructions closed by jne back to its head at offset 2.
+const std::vector<uint8_t> kSumLoop = {0x31, 0xc0,        // 0: xor eax, eax
+                                       0x48, 0x01, 0xf8,  // 2: add rax, rdi          <- loop head
+                                       0x48, 0x8d, 0x7f, 0xff,  // 5: lea rdi, [rdi - 1]
+                                       0x48, 0x85, 0xff,        // 9: test rdi, rdi
+                                       0x75, 0xf4,              // c: jne 2
+                                       0xc3};                   // e: ret
+
+}  // namespace
+
+TEST_CASE("a small loop of movable instructions closed by a conditional jump is found") {
+  std::vector<uint8_t> page(4096, 0xcc);
+  std::copy(kSumLoop.begin(), kSumLoop.end(), page.begin() + 512);
+  const uint64_t base = reinterpret_cast<uint64_t>(page.data()) + 512;
+  for (uint64_t offset : {2, 5, 9}) {
+    auto loop = movable_loop_at(read_code, base + offset);
+    REQUIRE(loop.has_value());
+    CHECK(loop->head == base + 2);
+    CHECK(loop->code.size() == 12);
+    CHECK(loop->instructions.size() == 3);
+    CHECK(loop->condition == 0x5);  // ne
+  }
+  CHECK_FALSE(movable_loop_at(read_code, base).has_value());       // before the head
+  CHECK_FALSE(movable_loop_at(read_code, base + 3).has_value());   // inside an instruction
+  CHECK_FALSE(movable_loop_at(read_code, base + 14).has_value());  // ret: no loop
+}
+
+TEST_CASE("a loop moved whole from its head runs each turn in the trampoline") {
+  MovedFunction f(kSumLoop, 0);
+  CHECK(f.move({.offset = 2, .flags_dead = true, .whole_loop = true}) == 2);
+  CHECK(f.call(1) == 1);
+  CHECK(f.call(10) == 55);
+  CHECK(f.call(1000) == 500500);
+}
+
+TEST_CASE("a loop moved whole from the middle, with the flags live there, turns around") {
+  // At offset 5 the flags are live (test leaves AF undefined before jne):
+  // the compares keep them; the copy of the head runs before the next check.
+  std::vector<uint8_t> code = kSumLoop;
+  CHECK_FALSE(repro::patch::arithmetic_flags_dead(code.data() + 5, code.size() - 5, 0x1005));
+  MovedFunction f(code, 0);
+  CHECK(f.move({.offset = 5, .whole_loop = true}) == 2);
+  CHECK(f.call(1) == 1);
+  CHECK(f.call(10) == 55);
+  CHECK(f.call(1000) == 500500);
 }
