@@ -887,6 +887,17 @@ Status RecordSession::emulate_rdtsc(Thread& t, bool* handled) {
   return resume_user(t);
 }
 
+namespace {
+
+// Signals whose default action stops the process, and SIGCONT: their
+// delivery-stop is part of job control and is left as it comes.
+bool is_stop_signal(int signal) {
+  return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU ||
+         signal == SIGCONT;
+}
+
+}  // namespace
+
 Status RecordSession::on_signal(Thread& t, int signal) {
   REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
   if (signal == SIGSEGV) {
@@ -899,11 +910,33 @@ Status RecordSession::on_signal(Thread& t, int signal) {
   bool synchronous = info.si_code > 0 && (signal == SIGSEGV || signal == SIGBUS ||
                                           signal == SIGILL || signal == SIGFPE ||
                                           signal == SIGTRAP || signal == SIGSYS);
+  if (t.reraised_signal && signal == t.reraised_signal->si_signo && info.si_code == SI_TKILL) {
+    // The signal held back below, back again: with its own siginfo.
+    info = *t.reraised_signal;
+    t.reraised_signal.reset();
+    REPRO_RETURN_IF_ERROR(os::set_siginfo(t.tid, info));
+  }
   if (!synchronous && t.state == Thread::State::kRunning) {
-    // An asynchronous signal lands wherever the thread stands: name the
-    // point so replay can deliver it at the same instruction. (Stepping to
-    // a cheaper point first would need other signals blocked meanwhile,
-    // and PTRACE_SETSIGMASK cancels the mask a sigsuspend restores.)
+    // An asynchronous signal may come a few instructions later than it
+    // landed: the thread is stepped (the signal held back) to a point
+    // replay finds without a stop per visit, as at the end of a slice, and
+    // the signal delivered there. Stop signals are left where they are.
+    if (!is_stop_signal(signal)) {
+      REPRO_ASSIGN_OR_RETURN(StepOutcome outcome, step_to_relocatable(t));
+      if (outcome == StepOutcome::kStoppedOtherwise) {
+        // Another stop came first (a second signal, a fault) and waits in
+        // deferred_stops_: send the held signal again; it comes back later
+        // and gets its siginfo back then (above).
+        t.reraised_signal = info;
+        if (syscall(SYS_tgkill, t.pid, t.tid, signal) != 0 && errno != ESRCH) {
+          return Status::from_errno(errno, "sending a held signal again");
+        }
+        return Status::ok();
+      }
+      // At a single-step stop now, whose signal becomes this one.
+      REPRO_RETURN_IF_ERROR(os::set_siginfo(t.tid, info));
+    }
+    // Name the point so replay can deliver the signal at the same one.
     REPRO_RETURN_IF_ERROR(log_preempt(t));
   }
   event_.clear();

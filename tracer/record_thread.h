@@ -2,10 +2,12 @@
 // RecordSession::Thread: the recorder's state for one tracee thread. Only
 // the record session's own files include this.
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/os/tracee.h"
@@ -33,6 +35,10 @@ struct RecordSession::Thread {
   uint64_t probe_original_word = 0;
   os::Registers probe_registers{};
   uint64_t probe_xstate_hash = 0;
+  // An asynchronous signal held back while stepping to a preemption point
+  // and sent again (tgkill) because another stop came first; its siginfo
+  // is put back when it arrives.
+  std::optional<siginfo_t> reraised_signal;
   pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
   bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
   int syscall_number = -1;
