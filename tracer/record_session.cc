@@ -920,8 +920,11 @@ Status RecordSession::on_signal(Thread& t, int signal) {
     // An asynchronous signal may come a few instructions later than it
     // landed: the thread is stepped (the signal held back) to a point
     // replay finds without a stop per visit, as at the end of a slice, and
-    // the signal delivered there. Stop signals are left where they are.
-    if (!is_stop_signal(signal)) {
+    // the signal delivered there. Stop signals are left where they are,
+    // and so is a signal with others pending (unblocking a mask delivers
+    // them all at once; held back, each would come before the other).
+    REPRO_ASSIGN_OR_RETURN(bool others_pending, os::has_deliverable_signal(t.tid));
+    if (!is_stop_signal(signal) && !others_pending) {
       REPRO_ASSIGN_OR_RETURN(StepOutcome outcome, step_to_relocatable(t));
       if (outcome == StepOutcome::kStoppedOtherwise) {
         // Another stop came first (a second signal, a fault) and waits in
