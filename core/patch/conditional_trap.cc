@@ -6,13 +6,15 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <map>
+#include <utility>
 #include <vector>
 
 namespace repro::patch {
 namespace {
 
-constexpr uint8_t kEqual = 0x4;
-constexpr uint8_t kNotEqual = 0x5;
+constexpr int kEqual = 0x4;  // conditions, as in DirectJump
+constexpr int kNotEqual = 0x5;
 
 // Hand-assembled x86-64: each helper appends one instruction.
 class Assembler {
@@ -51,44 +53,43 @@ class Assembler {
     }
   }
   // cmp reg, [rip + disp32], the word at absolute address `at`.
+  // cmp reg, imm32 (sign-extended).
+  void cmp_with_imm32(int reg, int32_t value) {
+    raw({static_cast<uint8_t>(reg >= 8 ? 0x49 : 0x48), 0x81,
+         static_cast<uint8_t>(0xf8 | (reg & 7))});
+    u32(static_cast<uint32_t>(value));
+  }
   void cmp_with_rip_relative(int reg, uint64_t at) {
     rip_relative({static_cast<uint8_t>(reg >= 8 ? 0x4c : 0x48), 0x3b,
                   static_cast<uint8_t>(0x05 | ((reg & 7) << 3))},
                  at);
   }
-  // Labels are offsets into the code. jcc/jmp rel32 to a placeholder
-  // (returns where to patch, see bind_here) or to a label already emitted.
-  // A condition is the low nibble of a jcc opcode.
-  size_t je_forward() { return jcc_forward(kEqual); }
-  size_t jcc_forward(uint8_t condition) {
-    raw({0x0f, static_cast<uint8_t>(0x80 | condition)});
+  // Labels are offsets into the code. jmp or jcc rel32, with a condition
+  // as in DirectJump, to a placeholder (returns where to patch, see bind)
+  // or to a label.
+  size_t jump_forward(int condition) {
+    if (condition == DirectJump::kAlways) {
+      raw({0xe9});
+    } else {
+      raw({0x0f, static_cast<uint8_t>(0x80 | condition)});
+    }
     return placeholder();
   }
-  void jcc_to(uint8_t condition, size_t label) {
-    raw({0x0f, static_cast<uint8_t>(0x80 | condition)});
-    rel32_to(label);
+  void jump_to(int condition, size_t label) { bind(jump_forward(condition), label); }
+  // Points the rel32 at `rel32_at` to `label`, or sets it to `rel`.
+  void bind(size_t rel32_at, size_t label) {
+    set_rel32(rel32_at, static_cast<int32_t>(static_cast<int64_t>(label) -
+                                             static_cast<int64_t>(rel32_at + 4)));
   }
-  void jmp_to(size_t label) {
-    raw({0xe9});
-    rel32_to(label);
+  void bind_here(size_t rel32_at) { bind(rel32_at, bytes_.size()); }
+  void set_rel32(size_t rel32_at, int32_t rel) {
+    std::memcpy(bytes_.data() + rel32_at, &rel, sizeof rel);
   }
   size_t size() const { return bytes_.size(); }
   // jrcxz over the five-byte jmp that follows.
   void jrcxz_over_jmp() { raw({0xe3, 0x05}); }
-  // jmp rel32 with a placeholder; returns where to patch.
-  size_t jmp_forward() {
-    raw({0xe9});
-    return placeholder();
-  }
-  void bind_here(size_t rel32_at) {
-    int32_t rel = static_cast<int32_t>(bytes_.size() - (rel32_at + 4));
-    std::memcpy(bytes_.data() + rel32_at, &rel, sizeof rel);
-  }
 
  private:
-  void rel32_to(size_t label) {
-    u32(static_cast<uint32_t>(static_cast<int32_t>(label - (bytes_.size() + 4))));
-  }
   size_t placeholder() {
     size_t at = bytes_.size();
     u32(0);
@@ -160,16 +161,17 @@ Status emit_moved(Assembler& a, const TrampolineRequest& r, std::string_view byt
   return Status::ok();
 }
 
-// jmp rel32 to an address outside the trampoline.
-Status emit_jump_to(Assembler& a, const TrampolineRequest& r, uint64_t destination) {
-  int64_t rel = static_cast<int64_t>(destination) - static_cast<int64_t>(a.here() + 5);
+// jmp (or jcc) rel32 to an address outside the trampoline.
+Status emit_jump_to(Assembler& a, const TrampolineRequest& r, uint64_t destination,
+                    int condition = DirectJump::kAlways) {
+  const size_t length = condition == DirectJump::kAlways ? 5 : 6;
+  int64_t rel = static_cast<int64_t>(destination) - static_cast<int64_t>(a.here() + length);
   if (!fits_rel32(rel)) {
     return Status::error(
         StatusCode::kInvalidArgument,
         fmt::format("trampoline at {:#x} is out of reach of {:#x}", r.trampoline, destination));
   }
-  a.raw({0xe9});
-  a.u32(static_cast<uint32_t>(static_cast<int32_t>(rel)));
+  a.set_rel32(a.jump_forward(condition), static_cast<int32_t>(rel));
   return Status::ok();
 }
 
@@ -193,34 +195,51 @@ Status emit_body(Assembler& a, const TrampolineRequest& r, size_t check,
     return emit_jump_to(a, r, at);
   }
   const MovableLoop& loop = *r.loop;
+  const uint64_t loop_end = loop.head + loop.code.size();
+  std::map<uint64_t, size_t> copy_of;               // original address -> label
+  std::vector<std::pair<size_t, uint64_t>> inside;  // jumps to copies: rel32 at, destination
   auto emit_range = [&](uint64_t begin, uint64_t end) -> Status {
     uint64_t at = loop.head;
-    for (const Instruction& instruction : loop.instructions) {
+    for (const LoopInstruction& one : loop.instructions) {
+      const uint64_t length = one.instruction.length;
       if (at >= begin && at < end) {
-        if (at - r.target < r.original.size() && moved_addresses->size() < r.run.size()) {
+        copy_of[at] = a.size();
+        if (at - r.target < r.original.size()) {
           moved_addresses->push_back(a.here());
         }
-        REPRO_RETURN_IF_ERROR(
-            emit_moved(a, r, std::string_view(loop.code).substr(at - loop.head), instruction, at));
+        if (!one.jump) {
+          REPRO_RETURN_IF_ERROR(emit_moved(a, r, std::string_view(loop.code).substr(at - loop.head),
+                                           one.instruction, at));
+        } else if (one.jump->destination == r.target) {
+          a.jump_to(one.jump->condition, check);  // the next visit: check it
+        } else if (one.jump->destination >= loop.head && one.jump->destination < loop_end) {
+          inside.emplace_back(a.jump_forward(one.jump->condition), one.jump->destination);
+        } else {
+          REPRO_RETURN_IF_ERROR(emit_jump_to(a, r, one.jump->destination, one.jump->condition));
+        }
       }
-      at += instruction.length;
+      at += length;
     }
     return Status::ok();
   };
-  uint64_t closing_jump = loop.head;
-  for (const Instruction& instruction : loop.instructions) closing_jump += instruction.length;
-  REPRO_RETURN_IF_ERROR(emit_range(r.target, closing_jump));
-  size_t to_head_copy = 0;
-  if (loop.head == r.target) {
-    a.jcc_to(loop.condition, check);
-  } else {
-    to_head_copy = a.jcc_forward(loop.condition);
+  // From target to the closing jump; past it, back to the code after the
+  // loop; then the instructions from the head to target, and the check.
+  REPRO_RETURN_IF_ERROR(emit_range(r.target, loop_end));
+  if (loop.instructions.back().jump->condition != DirectJump::kAlways) {
+    REPRO_RETURN_IF_ERROR(emit_jump_to(a, r, loop_end));
   }
-  REPRO_RETURN_IF_ERROR(emit_jump_to(a, r, loop.head + loop.code.size()));
   if (loop.head != r.target) {
-    a.bind_here(to_head_copy);
     REPRO_RETURN_IF_ERROR(emit_range(loop.head, r.target));
-    a.jmp_to(check);
+    a.jump_to(DirectJump::kAlways, check);
+  }
+  for (const auto& [rel32_at, destination] : inside) {
+    auto label = copy_of.find(destination);
+    if (label == copy_of.end()) {
+      return Status::error(
+          StatusCode::kInvalidArgument,
+          fmt::format("a jump in the loop at {:#x} lands inside an instruction", loop.head));
+    }
+    a.bind(rel32_at, label->second);
   }
   return Status::ok();
 }
@@ -247,7 +266,7 @@ Status emit_flag_preserving_trampoline(Assembler& a, const TrampolineRequest& r,
     }
     a.lea_rcx_sum_with_rax(reg);
     a.jrcxz_over_jmp();
-    misses.push_back(a.jmp_forward());
+    misses.push_back(a.jump_forward(DirectJump::kAlways));
   }
   // All equal: restore everything and stop for the tracer, which resumes
   // the thread after the trap when the rest of the state (FPU registers,
@@ -259,7 +278,7 @@ Status emit_flag_preserving_trampoline(Assembler& a, const TrampolineRequest& r,
   restore();
   a.int3();
   code->trap_rip = a.here();
-  size_t to_body = a.jmp_forward();
+  size_t to_body = a.jump_forward(DirectJump::kAlways);
   // Not this visit: restore and carry on.
   for (size_t at : misses) a.bind_here(at);
   restore();
@@ -272,20 +291,30 @@ Status emit_flag_preserving_trampoline(Assembler& a, const TrampolineRequest& r,
 // the one that fails at most visits, falls through to the moved code.
 Status emit_flag_changing_trampoline(Assembler& a, const TrampolineRequest& r,
                                      const std::vector<Check>& checks, TrampolineCode* code) {
-  auto slot = [&](size_t i) { return r.trampoline + kTrampolineDataOffset + 8 * i; };
+  // A value that fits a sign-extended imm32 (a counter, a small size) is
+  // compared as an immediate, others against their slot.
+  auto compare = [&](size_t i) {
+    const auto want = static_cast<int64_t>(checks[i].want);
+    if (want >= std::numeric_limits<int32_t>::min() &&
+        want <= std::numeric_limits<int32_t>::max()) {
+      a.cmp_with_imm32(checks[i].reg, static_cast<int32_t>(want));
+    } else {
+      a.cmp_with_rip_relative(checks[i].reg, r.trampoline + kTrampolineDataOffset + 8 * i);
+    }
+  };
   const size_t check = a.size();
-  a.cmp_with_rip_relative(checks[0].reg, slot(0));
-  size_t first_equal = a.je_forward();
+  compare(0);
+  size_t first_equal = a.jump_forward(kEqual);
   const size_t body = a.size();
   REPRO_RETURN_IF_ERROR(emit_body(a, r, check, &code->moved_addresses));
   a.bind_here(first_equal);
   for (size_t i = 1; i < checks.size(); ++i) {
-    a.cmp_with_rip_relative(checks[i].reg, slot(i));
-    a.jcc_to(kNotEqual, body);
+    compare(i);
+    a.jump_to(kNotEqual, body);
   }
   a.int3();
   code->trap_rip = a.here();
-  a.jmp_to(body);
+  a.jump_to(DirectJump::kAlways, body);
   code->changes_flags = true;
   return Status::ok();
 }

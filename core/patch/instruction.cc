@@ -231,41 +231,45 @@ bool may_be_entered_inside(const CodeReader& read, uint64_t start, uint64_t end)
 namespace repro::patch {
 namespace {
 
-// The condition and destination of a conditional jump with an 8- or
-// 32-bit displacement and no prefix, at `address`.
-bool decode_conditional_jump(const uint8_t* code, size_t size, uint64_t address,
-                             uint8_t* condition, uint64_t* destination, size_t* length) {
-  if (size >= 2 && (code[0] & 0xf0) == 0x70) {
-    *condition = code[0] & 0x0f;
+// A direct jmp or jcc at `address`, and its length.
+std::optional<DirectJump> decode_direct_jump(const uint8_t* code, size_t size, uint64_t address,
+                                             size_t* length) {
+  auto rel32 = [&](size_t at) {
+    int32_t displacement;
+    std::memcpy(&displacement, code + at, sizeof displacement);
+    return static_cast<int64_t>(displacement);
+  };
+  if (size >= 2 && (code[0] == 0xeb || (code[0] & 0xf0) == 0x70)) {
     *length = 2;
-    *destination = address + 2 + static_cast<int8_t>(code[1]);
-    return true;
+    return DirectJump{.condition = code[0] == 0xeb ? DirectJump::kAlways : code[0] & 0x0f,
+                      .destination = address + 2 + static_cast<int8_t>(code[1])};
+  }
+  if (size >= 5 && code[0] == 0xe9) {
+    *length = 5;
+    return DirectJump{.condition = DirectJump::kAlways, .destination = address + 5 + rel32(1)};
   }
   if (size >= 6 && code[0] == 0x0f && (code[1] & 0xf0) == 0x80) {
-    int32_t displacement;
-    std::memcpy(&displacement, code + 2, sizeof displacement);
-    *condition = code[1] & 0x0f;
     *length = 6;
-    *destination = address + 6 + static_cast<int64_t>(displacement);
-    return true;
+    return DirectJump{.condition = code[1] & 0x0f, .destination = address + 6 + rel32(2)};
   }
-  return false;
+  return std::nullopt;
 }
 
-// Movable instructions decoded from code[0] (at `address`) up to `end`;
-// false unless they end exactly there.
-bool decode_movable(const uint8_t* code, uint64_t address, uint64_t end,
-                    std::vector<Instruction>* out) {
-  uint64_t at = address;
-  while (at < end) {
-    Instruction instruction = decode_instruction(code + (at - address), end - at, at);
-    if (instruction.kind != InstructionKind::kMovable) {
-      return false;
-    }
-    out->push_back(instruction);
-    at += instruction.length;
+// A loop instruction at code[0] (at `address`), at most `size` bytes: a
+// movable instruction or a direct jump; nullopt for anything else.
+std::optional<LoopInstruction> decode_loop_instruction(const uint8_t* code, size_t size,
+                                                       uint64_t address) {
+  LoopInstruction result;
+  result.instruction = decode_instruction(code, size, address);
+  if (result.instruction.kind == InstructionKind::kMovable) {
+    return result;
   }
-  return at == end;
+  size_t length = 0;
+  result.jump = decode_direct_jump(code, size, address, &length);
+  if (!result.jump || result.instruction.length != length) {
+    return std::nullopt;
+  }
+  return result;
 }
 
 }  // namespace
@@ -282,36 +286,42 @@ std::optional<MovableLoop> movable_loop_at(const CodeReader& read, uint64_t targ
       return std::nullopt;
     }
   }
-  const uint8_t* at_target = code.data() + (target - from);
-  const size_t after_target = code.size() - (target - from);
-  // Forward from target: movable instructions up to a conditional jump.
+  auto decode_at = [&](uint64_t at, uint64_t end) {
+    return decode_loop_instruction(code.data() + (at - from), end - at, at);
+  };
+  // Forward from target, up to the first jump back to target or before.
+  const uint64_t code_end = from + code.size();
+  MovableLoop loop;
+  std::vector<LoopInstruction> from_target;
   uint64_t at = target;
-  std::vector<Instruction> from_target;
-  while (at - target < kMaxLoopBytes) {
-    Instruction instruction =
-        decode_instruction(at_target + (at - target), after_target - (at - target), at);
-    if (instruction.kind != InstructionKind::kMovable) {
+  while (true) {
+    std::optional<LoopInstruction> next = decode_at(at, code_end);
+    if (!next || at + next->instruction.length - target > kMaxLoopBytes) {
+      return std::nullopt;
+    }
+    from_target.push_back(*next);
+    at += next->instruction.length;
+    if (next->jump && next->jump->destination <= target) {
+      loop.head = next->jump->destination;
       break;
     }
-    from_target.push_back(instruction);
-    at += instruction.length;
   }
-  MovableLoop loop;
-  uint64_t head = 0;
-  size_t jump_length = 0;
-  if (!decode_conditional_jump(at_target + (at - target), after_target - (at - target), at,
-                               &loop.condition, &head, &jump_length) ||
-      head > target || head < from || at + jump_length - head > kMaxLoopBytes) {
+  if (loop.head < from || at - loop.head > kMaxLoopBytes) {
     return std::nullopt;
   }
-  // Back from the head: movable instructions that end exactly at target.
-  if (!decode_movable(code.data() + (head - from), head, target, &loop.instructions)) {
-    return std::nullopt;
+  // From the head to target: the same kinds of instruction, ending exactly
+  // at target.
+  for (uint64_t before = loop.head; before < target;) {
+    std::optional<LoopInstruction> next = decode_at(before, target);
+    if (!next) {
+      return std::nullopt;
+    }
+    loop.instructions.push_back(*next);
+    before += next->instruction.length;
   }
   loop.instructions.insert(loop.instructions.end(), from_target.begin(), from_target.end());
-  loop.head = head;
-  loop.code.assign(reinterpret_cast<const char*>(code.data() + (head - from)),
-                   at + jump_length - head);
+  loop.code.assign(reinterpret_cast<const char*>(code.data() + (loop.head - from)),
+                   at - loop.head);
   return loop;
 }
 

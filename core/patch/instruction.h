@@ -69,15 +69,27 @@ bool arithmetic_flags_dead(const uint8_t* code, size_t size, uint64_t address);
 /// Reads `size` bytes of code at an address into `out`; false if it cannot.
 using CodeReader = std::function<bool(uint64_t address, uint8_t* out, size_t size)>;
 
-/// A small loop that can be moved whole: movable instructions from `head`
-/// on, closed by a conditional jump back to `head`, with the target
-/// instruction among them. Moved, a turn of the loop runs without leaving
-/// its new place.
+/// A direct jump (jmp or jcc, 8- or 32-bit displacement, no prefix).
+struct DirectJump {
+  static constexpr int kAlways = 16;  // jmp; else the low nibble of the jcc opcode
+  int condition = kAlways;
+  uint64_t destination = 0;
+};
+
+/// One instruction of a MovableLoop: movable, or a direct jump.
+struct LoopInstruction {
+  Instruction instruction;
+  std::optional<DirectJump> jump;
+};
+
+/// A small loop that can be moved whole: from `head` on, movable
+/// instructions and direct jumps, up to the first jump back to `head`
+/// (which closes it), with the target instruction among them. Moved, a
+/// turn of the loop runs without leaving its new place.
 struct MovableLoop {
   uint64_t head = 0;
   std::string code;  // from head to the end of the closing jump
-  std::vector<Instruction> instructions;  // the closing jump not included
-  uint8_t condition = 0;  // of the closing jump: the low nibble of its opcode
+  std::vector<LoopInstruction> instructions;  // the closing jump last
 };
 
 /// The loop, at most kMaxLoopBytes long, whose body holds `target` (at an

@@ -163,8 +163,10 @@ TEST_CASE("a small loop of movable instructions closed by a conditional jump is 
     REQUIRE(loop.has_value());
     CHECK(loop->head == base + 2);
     CHECK(loop->code.size() == 12);
-    CHECK(loop->instructions.size() == 3);
-    CHECK(loop->condition == 0x5);  // ne
+    REQUIRE(loop->instructions.size() == 4);  // the closing jne included
+    REQUIRE(loop->instructions.back().jump.has_value());
+    CHECK(loop->instructions.back().jump->condition == 0x5);  // ne
+    CHECK(loop->instructions.back().jump->destination == base + 2);
   }
   CHECK_FALSE(movable_loop_at(read_code, base).has_value());       // before the head
   CHECK_FALSE(movable_loop_at(read_code, base + 3).has_value());   // inside an instruction
@@ -189,4 +191,31 @@ TEST_CASE("a loop moved whole from the middle, with the flags live there, turns 
   CHECK(f.call(1) == 1);
   CHECK(f.call(10) == 55);
   CHECK(f.call(1000) == 500500);
+}
+
+namespace {
+
+// f(n) = how many of n - 1, ..., 0 are odd, for n >= 1: a loop with a
+// branch inside it, over an instruction, to a place inside the loop.
+const std::vector<uint8_t> kCountOddLoop = {
+    0x31, 0xc0,              // 0: xor eax, eax
+    0x48, 0xff, 0xcf,        // 2: dec rdi                <- loop head
+    0x40, 0xf6, 0xc7, 0x01,  // 5: test dil, 1
+    0x74, 0x03,              // 9: je e
+    0x48, 0xff, 0xc0,        // b: inc rax
+    0x48, 0x85, 0xff,        // e: test rdi, rdi
+    0x75, 0xef,              // 11: jne 2
+    0xc3};                   // 13: ret
+
+}  // namespace
+
+TEST_CASE("a loop with a branch inside moves whole, the branch aimed at its copy") {
+  for (bool flags_dead : {true, false}) {
+    MovedFunction f(kCountOddLoop, 0);
+    CHECK(f.move({.offset = 2, .flags_dead = flags_dead, .whole_loop = true}) == 2);
+    CHECK(f.call(1) == 0);
+    CHECK(f.call(10) == 5);
+    CHECK(f.call(7) == 3);
+    CHECK(f.call(1001) == 500);
+  }
 }
