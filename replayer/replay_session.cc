@@ -637,11 +637,15 @@ Status ReplaySession::on_thread_exit(const format::Event& event) {
     recorded_root_status_ = event.exit_status;
   }
   int fatal_signal = event.exit_status & 0x7f;
+  // Stopped after its last event, or inside a syscall replay executes for
+  // real (vfork waiting for its child: only SIGKILL ends that wait).
   bool stopped_here = t.where == ReplayThread::Where::kParked ||
-                      t.where == ReplayThread::Where::kAtEntry;
+                      t.where == ReplayThread::Where::kAtEntry ||
+                      t.where == ReplayThread::Where::kInSyscall;
   if (fatal_signal == SIGKILL && stopped_here) {
     // SIGKILL has no delivery stop to record: it arrived (from the thread
-    // itself or a sibling) where the thread stands now. Do the same.
+    // itself, a sibling or the recorder) where the thread stands now. Do
+    // the same.
     if (syscall(SYS_tgkill, t.pid, t.tid, SIGKILL) != 0) {
       return Status::from_errno(errno, fmt::format("killing thread t{}", t.index));
     }
@@ -651,6 +655,16 @@ Status ReplaySession::on_thread_exit(const format::Event& event) {
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
       t.where = ReplayThread::Where::kGone;
       break;
+    }
+    if (is_stop_event(status, PTRACE_EVENT_SECCOMP) && fatal_signal == SIGKILL) {
+      // Killed while it ran, somewhere before this syscall, which the
+      // recording never saw: it dies here.
+      t.where = ReplayThread::Where::kAtEntry;
+      if (syscall(SYS_tgkill, t.pid, t.tid, SIGKILL) != 0) {
+        return Status::from_errno(errno, fmt::format("killing thread t{}", t.index));
+      }
+      ptrace(PTRACE_CONT, t.tid, nullptr, 0);
+      continue;
     }
     if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
       REPRO_ASSIGN_OR_RETURN(os::Registers r, os::get_registers(t.tid));
