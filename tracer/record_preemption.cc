@@ -88,7 +88,8 @@ Status RecordSession::on_interrupted(Thread& t) {
   return start_spin_probe(t);
 }
 
-Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t) {
+Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
+                                                                      bool unless_signal_pending) {
   // A run of several short instructions is a good point only where the
   // thread has been before in this walk (it goes round a loop) and no jump
   // seen so far lands inside the run; replay checks the same way.
@@ -144,6 +145,14 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t)
     patch::Instruction instruction = patch::decode_instruction(code, sizeof code, regs.rip);
     if (instruction.kind == patch::InstructionKind::kStop || steps == kMaxStepsToRelocatable) {
       return StepOutcome::kNotFound;
+    }
+    if (steps == 0 && unless_signal_pending) {
+      // Checked only now: reading /proc costs more than the usual case,
+      // a thread already at a good point.
+      REPRO_ASSIGN_OR_RETURN(bool pending, os::has_deliverable_signal(t.tid));
+      if (pending) {
+        return StepOutcome::kNotFound;
+      }
     }
     seen.push_back(regs.rip);
     previous_end = regs.rip + instruction.length;

@@ -923,9 +923,9 @@ Status RecordSession::on_signal(Thread& t, int signal) {
     // the signal delivered there. Stop signals are left where they are,
     // and so is a signal with others pending (unblocking a mask delivers
     // them all at once; held back, each would come before the other).
-    REPRO_ASSIGN_OR_RETURN(bool others_pending, os::has_deliverable_signal(t.tid));
-    if (!is_stop_signal(signal) && !others_pending) {
-      REPRO_ASSIGN_OR_RETURN(StepOutcome outcome, step_to_relocatable(t));
+    if (!is_stop_signal(signal)) {
+      REPRO_ASSIGN_OR_RETURN(StepOutcome outcome,
+                             step_to_relocatable(t, /*unless_signal_pending=*/true));
       if (outcome == StepOutcome::kStoppedOtherwise) {
         // Another stop came first (a second signal, a fault) and waits in
         // deferred_stops_: send the held signal again; it comes back later

@@ -113,8 +113,10 @@ class RecordSession {
   /// Single-steps a thread stopped in user code to the next instruction
   /// replay can watch with a trampoline (core/patch/instruction.h).
   /// kStoppedOtherwise: a stop other than the step's came first; it is
-  /// queued in deferred_stops_ for the main loop.
-  Result<StepOutcome> step_to_relocatable(Thread& t);
+  /// queued in deferred_stops_ for the main loop. With
+  /// `unless_signal_pending`, a thread that would have to be stepped while
+  /// a signal is pending for it stays where it is (kNotFound).
+  Result<StepOutcome> step_to_relocatable(Thread& t, bool unless_signal_pending = false);
 
   Status log(const format::Event& event);
   Thread* find(pid_t tid);

@@ -9,6 +9,46 @@
 namespace repro::patch {
 namespace {
 
+// A capstone handle for x86-64 with instruction details, opened once per
+// thread: cs_open costs far more than decoding an instruction, and the
+// recorder decodes a few at every asynchronous signal.
+class Capstone {
+ public:
+  explicit Capstone(bool skip_data) {
+    ok_ = cs_open(CS_ARCH_X86, CS_MODE_64, &handle_) == CS_ERR_OK;
+    if (ok_) {
+      cs_option(handle_, CS_OPT_DETAIL, CS_OPT_ON);
+      if (skip_data) {  // a linear sweep goes on over undecodable bytes
+        cs_option(handle_, CS_OPT_SKIPDATA, CS_OPT_ON);
+      }
+    }
+  }
+  ~Capstone() {
+    if (ok_) {
+      cs_close(&handle_);
+    }
+  }
+  Capstone(const Capstone&) = delete;
+  Capstone& operator=(const Capstone&) = delete;
+
+  bool ok() const { return ok_; }
+  csh handle() const { return handle_; }
+
+ private:
+  csh handle_ = 0;
+  bool ok_ = false;
+};
+
+const Capstone& decoder() {
+  thread_local const Capstone capstone(/*skip_data=*/false);
+  return capstone;
+}
+
+const Capstone& sweeper() {
+  thread_local const Capstone capstone(/*skip_data=*/true);
+  return capstone;
+}
+
 // Instructions the tracer must see execute normally: syscalls enter the
 // kernel, rdtsc/rdtscp are trapped and emulated by the recorder, cpuid and
 // TSX behave differently under a debugger, traps would be mistaken for
@@ -118,10 +158,10 @@ std::optional<uint64_t> flags_defined_without_reading(unsigned id) {
 }  // namespace
 
 bool arithmetic_flags_dead(const uint8_t* code, size_t size, uint64_t address) {
-  csh handle;
-  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+  if (!decoder().ok()) {
     return false;
   }
+  const csh handle = decoder().handle();
   cs_insn* insn = cs_malloc(handle);
   uint64_t undecided = kArithmeticFlags;  // neither read nor overwritten yet
   bool known = true;
@@ -131,17 +171,15 @@ bool arithmetic_flags_dead(const uint8_t* code, size_t size, uint64_t address) {
     undecided &= ~defined.value_or(0);
   }
   cs_free(insn, 1);
-  cs_close(&handle);
   return known && undecided == 0;
 }
 
 Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t address) {
   Instruction result;
-  csh handle;
-  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+  if (!decoder().ok()) {
     return result;
   }
-  cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+  const csh handle = decoder().handle();
   cs_insn* insn = nullptr;
   if (cs_disasm(handle, code, size, address, 1, &insn) == 1) {
     result.length = static_cast<uint8_t>(insn->size);
@@ -156,7 +194,6 @@ Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t addres
     }
     cs_free(insn, 1);
   }
-  cs_close(&handle);
   return result;
 }
 
@@ -179,12 +216,10 @@ std::vector<Instruction> displaceable_run(const uint8_t* code, size_t size, uint
 
 bool direct_branch_lands_inside(const uint8_t* code, size_t size, uint64_t code_address,
                                 uint64_t start, uint64_t end) {
-  csh handle;
-  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) {
+  if (!sweeper().ok()) {
     return true;  // cannot tell: assume the worst
   }
-  cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
-  cs_option(handle, CS_OPT_SKIPDATA, CS_OPT_ON);
+  const csh handle = sweeper().handle();
   cs_insn* insn = cs_malloc(handle);
   bool lands = false;
   for (size_t first = 0; first < 4 && first < size && !lands; ++first) {
@@ -206,7 +241,6 @@ bool direct_branch_lands_inside(const uint8_t* code, size_t size, uint64_t code_
     }
   }
   cs_free(insn, 1);
-  cs_close(&handle);
   return lands;
 }
 
