@@ -22,7 +22,10 @@ Result<uint64_t> hash_writable_memory(pid_t pid, uint64_t skipped_mapping) {
   }
   XXH3_state_t* state = XXH3_createState();
   XXH3_64bits_reset(state);
-  std::vector<char> buffer(1 << 20);
+  // Not zeroed (a memset of it would cost as much as a small program's
+  // hash): every byte hashed was read first.
+  constexpr size_t kBufferBytes = 1 << 20;
+  auto buffer = std::make_unique_for_overwrite<char[]>(kBufferBytes);
   char line[512];
   unsigned long previous_end = 0;
   while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
@@ -36,21 +39,22 @@ Result<uint64_t> hash_writable_memory(pid_t pid, uint64_t skipped_mapping) {
         std::strstr(line, "[vsyscall]") != nullptr) {
       continue;
     }
-    // Replay maps files as anonymous memory, which the kernel may merge
-    // with a neighbour: hash contiguous runs, not the mappings' boundaries.
+    // Replay may map a file as anonymous memory (a trace on a noexec
+    // mount), which the kernel may merge with a neighbour: hash contiguous
+    // runs, not the mappings' boundaries.
     if (start != previous_end) {
       XXH3_64bits_update(state, &start, sizeof start);
     }
     previous_end = end;
     for (unsigned long at = start; at < end;) {
-      size_t n = std::min<unsigned long>(buffer.size(), end - at);
-      iovec local{buffer.data(), n};
+      size_t n = std::min<unsigned long>(kBufferBytes, end - at);
+      iovec local{buffer.get(), n};
       iovec remote{reinterpret_cast<void*>(at), n};
       ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
       if (got <= 0) {
         break;  // unreadable tail (e.g. beyond a file's end): same on both sides
       }
-      XXH3_64bits_update(state, buffer.data(), static_cast<size_t>(got));
+      XXH3_64bits_update(state, buffer.get(), static_cast<size_t>(got));
       at += static_cast<unsigned long>(got);
     }
   }
