@@ -27,6 +27,7 @@
 
 #include "core/base/status.h"
 #include "core/patch/instruction.h"
+#include "core/patch/movable_loop.h"
 
 namespace repro::patch {
 

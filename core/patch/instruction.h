@@ -12,8 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <optional>
-#include <string>
 #include <vector>
 
 namespace repro::patch {
@@ -69,33 +67,6 @@ bool arithmetic_flags_dead(const uint8_t* code, size_t size, uint64_t address);
 /// Reads `size` bytes of code at an address into `out`; false if it cannot.
 using CodeReader = std::function<bool(uint64_t address, uint8_t* out, size_t size)>;
 
-/// A direct jump (jmp or jcc, 8- or 32-bit displacement, no prefix).
-struct DirectJump {
-  static constexpr int kAlways = 16;  // jmp; else the low nibble of the jcc opcode
-  int condition = kAlways;
-  uint64_t destination = 0;
-};
-
-/// One instruction of a MovableLoop: movable, or a direct jump.
-struct LoopInstruction {
-  Instruction instruction;
-  std::optional<DirectJump> jump;
-};
-
-/// A small loop that can be moved whole: from `head` on, movable
-/// instructions and direct jumps, up to the first jump back to `head`
-/// (which closes it), with the target instruction among them. Moved, a
-/// turn of the loop runs without leaving its new place.
-struct MovableLoop {
-  uint64_t head = 0;
-  std::string code;  // from head to the end of the closing jump
-  std::vector<LoopInstruction> instructions;  // the closing jump last
-};
-
-/// The loop, at most kMaxLoopBytes long, whose body holds `target` (at an
-/// instruction boundary), if the code there is such a loop.
-inline constexpr size_t kMaxLoopBytes = 128;
-std::optional<MovableLoop> movable_loop_at(const CodeReader& read, uint64_t target);
 
 /// direct_branch_lands_inside over the code around [start, end): up to 2 KiB
 /// before it (from the page it starts in, if more cannot be read) and 512
