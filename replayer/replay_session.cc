@@ -642,13 +642,17 @@ Status ReplaySession::on_thread_exit(const format::Event& event) {
   bool stopped_here = t.where == ReplayThread::Where::kParked ||
                       t.where == ReplayThread::Where::kAtEntry ||
                       t.where == ReplayThread::Where::kInSyscall;
+  auto kill_here = [&]() -> Status {
+    if (syscall(SYS_tgkill, t.pid, t.tid, SIGKILL) != 0) {
+      return Status::from_errno(errno, fmt::format("killing thread t{}", t.index));
+    }
+    return Status::ok();
+  };
   if (fatal_signal == SIGKILL && stopped_here) {
     // SIGKILL has no delivery stop to record: it arrived (from the thread
     // itself, a sibling or the recorder) where the thread stands now. Do
     // the same.
-    if (syscall(SYS_tgkill, t.pid, t.tid, SIGKILL) != 0) {
-      return Status::from_errno(errno, fmt::format("killing thread t{}", t.index));
-    }
+    REPRO_RETURN_IF_ERROR(kill_here());
   }
   while (t.where != ReplayThread::Where::kGone) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
@@ -660,9 +664,7 @@ Status ReplaySession::on_thread_exit(const format::Event& event) {
       // Killed while it ran, somewhere before this syscall, which the
       // recording never saw: it dies here.
       t.where = ReplayThread::Where::kAtEntry;
-      if (syscall(SYS_tgkill, t.pid, t.tid, SIGKILL) != 0) {
-        return Status::from_errno(errno, fmt::format("killing thread t{}", t.index));
-      }
+      REPRO_RETURN_IF_ERROR(kill_here());
       ptrace(PTRACE_CONT, t.tid, nullptr, 0);
       continue;
     }
