@@ -70,10 +70,23 @@ std::string describe_event(uint64_t index, const format::Event& e) {
       if (e.registers.size() >= 17 * 8) {
         std::memcpy(&rip, e.registers.data() + 16 * 8, 8);
       }
-      return fmt::format("{} at rip {:#x} memory {:#018x}", head, rip, e.memory_hash);
+      std::string snapshots;
+      if (!e.writes.empty()) {
+        snapshots = fmt::format(", {} page copies", e.writes.size());
+      }
+      return fmt::format("{} at rip {:#x} memory {:#018x} ({} pages{})", head, rip, e.memory_hash,
+                         e.page_hashes.size(), snapshots);
     }
     case format::EventKind::kRdtsc:
-      return fmt::format("{} tsc {} aux {}", head, e.tsc, e.tsc_aux);
+      return fmt::format("{} at {:#x} tsc {} aux {}", head, e.address, e.tsc, e.tsc_aux);
+    case format::EventKind::kRdtscPatch: {
+      std::string sites;
+      for (const format::MemoryWrite& site : e.writes) {
+        sites += fmt::format(" {:#x}{}", site.address, site.bytes.size() == 3 ? "p" : "");
+      }
+      return fmt::format("{} {} site{} in {}:{}", head, e.writes.size(),
+                         e.writes.size() == 1 ? "" : "s", e.path, sites);
+    }
     case format::EventKind::kThreadStart:
       return fmt::format("{} parent t{} tid {} flags {:#x}", head, e.parent_thread, e.recorded_tid,
                          e.clone_flags);

@@ -16,8 +16,10 @@ void Event::clear() {
   registers.clear();
   extended_registers_hash = 0;
   memory_hash = 0;
+  page_hashes.clear();
   tsc = 0;
   tsc_aux = 0;
+  address = 0;
   parent_thread = 0;
   recorded_tid = 0;
   clone_flags = 0;
@@ -50,6 +52,8 @@ const char* event_kind_name(EventKind kind) {
       return "mapped-file";
     case EventKind::kSyscallBatch:
       return "syscall-batch";
+    case EventKind::kRdtscPatch:
+      return "rdtsc-patch";
   }
   return "unknown";
 }

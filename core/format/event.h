@@ -32,9 +32,15 @@ enum class EventKind : uint8_t {
   /// signal_info (raw siginfo_t bytes), signal_flags.
   kSignal = 3,
   /// The thread was preempted in user code after its time slice: registers
-  /// (raw user_regs_struct bytes), extended_registers_hash, memory_hash.
+  /// (raw user_regs_struct bytes), extended_registers_hash, memory_hash
+  /// (of all writable memory), page_hashes (the same memory page by page,
+  /// so a replay that differs can say where), and writes: copies of some
+  /// of those pages (those that changed since their last copy, while the
+  /// recording's snapshot budget lasts), so it can also say what the bytes
+  /// were.
   kPreempt = 4,
-  /// The thread executed rdtsc (or rdtscp) and got tsc (and tsc_aux).
+  /// The thread executed rdtsc (or rdtscp) at `address` and got tsc (and
+  /// tsc_aux).
   kRdtsc = 5,
   /// A new thread or process appeared: thread is the new index, parent_thread
   /// the creator, recorded_tid its kernel tid, clone_flags how it was made.
@@ -50,8 +56,15 @@ enum class EventKind : uint8_t {
   /// Batch of syscalls logged inside the tracee (reserved for the in-process
   /// fast path): data holds the batch bytes.
   kSyscallBatch = 10,
+  /// rdtsc/rdtscp instructions of code the thread's process just made
+  /// executable (exec, mmap, mprotect) were replaced by traps of the same
+  /// length (patching mode, for hosts that cannot make rdtsc fault): path
+  /// names the file the code came from; writes has one entry per site, its
+  /// address and the original instruction's bytes. Replay patches the same
+  /// sites at the same point.
+  kRdtscPatch = 11,
 };
-constexpr uint8_t kMaxEventKind = 10;
+constexpr uint8_t kMaxEventKind = 11;
 
 /// Bits of Event::syscall_flags.
 enum SyscallFlag : uint32_t {
@@ -87,6 +100,13 @@ struct MemoryWrite {
   bool operator==(const MemoryWrite&) const = default;
 };
 
+/// The hash of one page of writable memory at a preemption point.
+struct PageHash {
+  uint64_t address = 0;
+  uint64_t hash = 0;
+  bool operator==(const PageHash&) const = default;
+};
+
 struct Event {
   EventKind kind = EventKind::kSyscall;
   uint32_t thread = 0;
@@ -96,28 +116,30 @@ struct Event {
   std::array<uint64_t, 6> args{};
   int64_t result = 0;  // also the address for kMappedFile
   uint32_t syscall_flags = 0;
-  std::vector<MemoryWrite> writes;
+  std::vector<MemoryWrite> writes;  // also of kPreempt and kRdtscPatch
 
   // kSignal
   int32_t signal_number = 0;
   uint32_t signal_flags = 0;
   std::string signal_info;
 
-  // kPreempt
+  // kPreempt (and writes)
   std::string registers;
   uint64_t extended_registers_hash = 0;
   uint64_t memory_hash = 0;
+  std::vector<PageHash> page_hashes;  // in address order
 
   // kRdtsc
   uint64_t tsc = 0;
   uint32_t tsc_aux = 0;
+  uint64_t address = 0;
 
   // kThreadStart
   uint32_t parent_thread = 0;
   int32_t recorded_tid = 0;
   uint64_t clone_flags = 0;
 
-  // kExec, kMappedFile
+  // kExec, kMappedFile, kRdtscPatch
   std::string path;
   std::string content_id;
   std::string random_bytes;

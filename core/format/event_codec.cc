@@ -15,7 +15,7 @@ namespace {
 constexpr uint8_t kKindMask = 0x0F;
 constexpr uint8_t kThreadFollows = 0x10;
 constexpr uint8_t kArgsFollow = 0x20;    // syscall kinds only
-constexpr uint8_t kWritesFollow = 0x40;  // kSyscall only
+constexpr uint8_t kWritesFollow = 0x40;  // kSyscall, kPreempt, kRdtscPatch
 constexpr uint8_t kFlagsFollow = 0x80;   // kSyscall only
 constexpr uint8_t kArgsMaskBits = 0x3F;  // one bit per argument
 
@@ -27,6 +27,9 @@ uint8_t allowed_flags(EventKind kind) {
       return kThreadFollows | kArgsFollow | kWritesFollow | kFlagsFollow;
     case EventKind::kSyscallEntered:
       return kThreadFollows | kArgsFollow;
+    case EventKind::kPreempt:
+    case EventKind::kRdtscPatch:
+      return kThreadFollows | kWritesFollow;
     default:
       return kThreadFollows;
   }
@@ -42,17 +45,22 @@ inline size_t string_bound(const std::string& s) { return kMaxVarint64Bytes + s.
 // mask and six args, result, flags and the write count.
 size_t encoded_bound(const Event& event) {
   size_t bound = 1 + 5 + 5 + 1 + 6 * kMaxVarint64Bytes + kMaxVarint64Bytes + 5 + kMaxVarint64Bytes;
+  if (event.kind == EventKind::kSyscall || event.kind == EventKind::kPreempt ||
+      event.kind == EventKind::kRdtscPatch) {
+    for (const MemoryWrite& write : event.writes) {
+      bound += 2 * kMaxVarint64Bytes + write.bytes.size();
+    }
+  }
   switch (event.kind) {
-    case EventKind::kSyscall:
-      for (const MemoryWrite& write : event.writes) {
-        bound += 2 * kMaxVarint64Bytes + write.bytes.size();
-      }
-      break;
     case EventKind::kSignal:
       bound += string_bound(event.signal_info);
       break;
     case EventKind::kPreempt:
-      bound += string_bound(event.registers) + 16;
+      bound += string_bound(event.registers) + 16 +
+               event.page_hashes.size() * (kMaxVarint64Bytes + 8);
+      break;
+    case EventKind::kRdtscPatch:
+      bound += string_bound(event.path);
       break;
     case EventKind::kExec:
       bound += string_bound(event.path) + string_bound(event.content_id) +
@@ -84,6 +92,19 @@ inline uint8_t* put_args(uint8_t* p, const std::array<uint64_t, 6>& args, uint8_
     if (mask & (1u << i)) {
       p = put_varint64(p, args[i]);
     }
+  }
+  return p;
+}
+
+// The count, then each write's address (delta to the previous write's in
+// the frame) and bytes. Requires: writes is not empty.
+inline uint8_t* put_writes(uint8_t* p, const std::vector<MemoryWrite>& writes,
+                           EventCodecState& state) {
+  p = put_varint64(p, writes.size());
+  for (const MemoryWrite& write : writes) {
+    p = put_varint64(p, zigzag_encode(static_cast<int64_t>(write.address - state.previous_write_address)));
+    state.previous_write_address = write.address;
+    p = put_bytes(p, write.bytes);
   }
   return p;
 }
@@ -120,13 +141,7 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
       }
       if (!event.writes.empty()) {
         kind |= kWritesFollow;
-        p = put_varint64(p, event.writes.size());
-        for (const MemoryWrite& write : event.writes) {
-          p = put_varint64(
-              p, zigzag_encode(static_cast<int64_t>(write.address - state.previous_write_address)));
-          state.previous_write_address = write.address;
-          p = put_bytes(p, write.bytes);
-        }
+        p = put_writes(p, event.writes, state);
       }
       break;
     }
@@ -144,15 +159,37 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
       p = put_varint64(p, event.signal_flags);
       p = put_bytes(p, event.signal_info);
       break;
-    case EventKind::kPreempt:
+    case EventKind::kPreempt: {
       p = put_bytes(p, event.registers);
       p = put_fixed64(p, event.extended_registers_hash);
       p = put_fixed64(p, event.memory_hash);
+      p = put_varint64(p, event.page_hashes.size());
+      uint64_t previous_page = 0;
+      for (const PageHash& page : event.page_hashes) {
+        p = put_varint64(p, zigzag_encode(static_cast<int64_t>(page.address - previous_page)));
+        previous_page = page.address;
+        p = put_fixed64(p, page.hash);
+      }
+      if (!event.writes.empty()) {
+        kind |= kWritesFollow;
+        p = put_writes(p, event.writes, state);
+      }
       break;
+    }
     case EventKind::kRdtsc:
       p = put_varint64(p, zigzag_encode(static_cast<int64_t>(event.tsc - state.previous_tsc)));
       state.previous_tsc = event.tsc;
       p = put_varint64(p, event.tsc_aux);
+      p = put_varint64(
+          p, zigzag_encode(static_cast<int64_t>(event.address - state.previous_rdtsc_address)));
+      state.previous_rdtsc_address = event.address;
+      break;
+    case EventKind::kRdtscPatch:
+      p = put_bytes(p, event.path);
+      if (!event.writes.empty()) {
+        kind |= kWritesFollow;
+        p = put_writes(p, event.writes, state);
+      }
       break;
     case EventKind::kThreadStart:
       p = put_varint64(p, event.parent_thread);
@@ -404,10 +441,35 @@ bool FrameDecoder::decode_event(Event* event) {
 
   // Reset every field but keep the writes' elements (and their strings'
   // capacity) for reuse below.
-  std::vector<MemoryWrite> writes = std::move(event->writes);
+  std::vector<MemoryWrite> kept_writes = std::move(event->writes);
   event->clear();
-  event->writes = std::move(writes);
+  event->writes = std::move(kept_writes);
   size_t write_count = 0;
+  uint32_t u32 = 0;
+  uint64_t u64 = 0;
+  // The memory writes of a kind that may carry them, if its flag says so.
+  auto writes = [&]() {
+    if (!(flags & kWritesFollow)) {
+      return true;
+    }
+    REPRO_DECODE(varint(&u64, "bad memory write count"));
+    // Each write takes at least 2 bytes (address delta, length).
+    if (u64 == 0 || u64 > static_cast<uint64_t>(end_ - pos_) / 2) {
+      return fail_length("memory write count", u64);
+    }
+    write_count = static_cast<size_t>(u64);
+    if (event->writes.size() < write_count) {
+      event->writes.resize(write_count);
+    }
+    for (size_t i = 0; i < write_count; ++i) {
+      MemoryWrite& write = event->writes[i];
+      REPRO_DECODE(varint(&u64, "bad memory write address"));
+      state_.previous_write_address += static_cast<uint64_t>(zigzag_decode(u64));
+      write.address = state_.previous_write_address;
+      REPRO_DECODE(bytes(&write.bytes, "memory write length"));
+    }
+    return true;
+  };
 
   event->kind = kind;
   if (flags & kThreadFollows) {
@@ -415,8 +477,6 @@ bool FrameDecoder::decode_event(Event* event) {
   }
   event->thread = state_.previous_thread;
 
-  uint32_t u32 = 0;
-  uint64_t u64 = 0;
   switch (kind) {
     case EventKind::kSyscall:
     case EventKind::kSyscallEntered:
@@ -433,24 +493,7 @@ bool FrameDecoder::decode_event(Event* event) {
       if (flags & kFlagsFollow) {
         REPRO_DECODE(varint32(&event->syscall_flags, "bad syscall flags"));
       }
-      if (flags & kWritesFollow) {
-        REPRO_DECODE(varint(&u64, "bad memory write count"));
-        // Each write takes at least 2 bytes (address delta, length).
-        if (u64 == 0 || u64 > static_cast<uint64_t>(end_ - pos_) / 2) {
-          return fail_length("memory write count", u64);
-        }
-        write_count = static_cast<size_t>(u64);
-        if (event->writes.size() < write_count) {
-          event->writes.resize(write_count);
-        }
-        for (size_t i = 0; i < write_count; ++i) {
-          MemoryWrite& write = event->writes[i];
-          REPRO_DECODE(varint(&u64, "bad memory write address"));
-          state_.previous_write_address += static_cast<uint64_t>(zigzag_decode(u64));
-          write.address = state_.previous_write_address;
-          REPRO_DECODE(bytes(&write.bytes, "memory write length"));
-        }
-      }
+      REPRO_DECODE(writes());
       break;
     case EventKind::kSignal:
       REPRO_DECODE(varint32(&u32, "bad signal number"));
@@ -458,17 +501,39 @@ bool FrameDecoder::decode_event(Event* event) {
       REPRO_DECODE(varint32(&event->signal_flags, "bad signal flags"));
       REPRO_DECODE(bytes(&event->signal_info, "signal info length"));
       break;
-    case EventKind::kPreempt:
+    case EventKind::kPreempt: {
       REPRO_DECODE(bytes(&event->registers, "registers length"));
       REPRO_DECODE(
           fixed64(&event->extended_registers_hash, "bytes end inside the extended registers hash"));
       REPRO_DECODE(fixed64(&event->memory_hash, "bytes end inside the memory hash"));
+      REPRO_DECODE(varint(&u64, "bad page hash count"));
+      // Each page hash takes at least 9 bytes (address delta, hash).
+      if (u64 > static_cast<uint64_t>(end_ - pos_) / 9) {
+        return fail_length("page hash count", u64);
+      }
+      event->page_hashes.resize(static_cast<size_t>(u64));
+      uint64_t previous_page = 0;
+      for (PageHash& page : event->page_hashes) {
+        REPRO_DECODE(varint(&u64, "bad page address"));
+        previous_page += static_cast<uint64_t>(zigzag_decode(u64));
+        page.address = previous_page;
+        REPRO_DECODE(fixed64(&page.hash, "bytes end inside a page hash"));
+      }
+      REPRO_DECODE(writes());
       break;
+    }
     case EventKind::kRdtsc:
       REPRO_DECODE(varint(&u64, "bad tsc delta"));
       state_.previous_tsc += static_cast<uint64_t>(zigzag_decode(u64));
       event->tsc = state_.previous_tsc;
       REPRO_DECODE(varint32(&event->tsc_aux, "bad tsc_aux"));
+      REPRO_DECODE(varint(&u64, "bad rdtsc address"));
+      state_.previous_rdtsc_address += static_cast<uint64_t>(zigzag_decode(u64));
+      event->address = state_.previous_rdtsc_address;
+      break;
+    case EventKind::kRdtscPatch:
+      REPRO_DECODE(bytes(&event->path, "path length"));
+      REPRO_DECODE(writes());
       break;
     case EventKind::kThreadStart:
       REPRO_DECODE(varint32(&event->parent_thread, "bad parent thread index"));

@@ -82,6 +82,7 @@ struct EventCodecState {
   uint32_t previous_thread = 0;
   uint64_t previous_write_address = 0;
   uint64_t previous_tsc = 0;
+  uint64_t previous_rdtsc_address = 0;
 };
 
 /// Builds the content of one frame. Owns its buffer; finish()'s view is

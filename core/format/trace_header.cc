@@ -250,6 +250,15 @@ Result<TraceHeader> parse_header(const std::string& text, bool check_version) {
   REPRO_RETURN_IF_ERROR(get_bytes(*cpu, "features", &header.cpu.features).context("cpu"));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "kernel_release", &header.kernel_release));
   REPRO_RETURN_IF_ERROR(get_optional_cpu(root, "pinned_cpu", &header.pinned_cpu));
+  std::string tsc_mode;
+  REPRO_RETURN_IF_ERROR(get_bytes(root, "tsc_mode", &tsc_mode));
+  if (tsc_mode == tsc_mode_name(TscMode::kTrap)) {
+    header.tsc_mode = TscMode::kTrap;
+  } else if (tsc_mode == tsc_mode_name(TscMode::kPatch)) {
+    header.tsc_mode = TscMode::kPatch;
+  } else {
+    return field_error("tsc_mode", "is neither \"trap\" nor \"patch\"");
+  }
   REPRO_RETURN_IF_ERROR(get_bytes_list(root, "argv", &header.argv));
   REPRO_RETURN_IF_ERROR(get_bytes_list(root, "env", &header.env));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "cwd", &header.cwd));
@@ -261,6 +270,8 @@ Result<TraceHeader> parse_header(const std::string& text, bool check_version) {
 }
 
 }  // namespace
+
+const char* tsc_mode_name(TscMode mode) { return mode == TscMode::kPatch ? "patch" : "trap"; }
 
 std::string header_to_json(const TraceHeader& header) {
   OrderedJson root = OrderedJson::object();
@@ -276,6 +287,7 @@ std::string header_to_json(const TraceHeader& header) {
   root["cpu"] = std::move(cpu);
   root["kernel_release"] = bytes_to_json(header.kernel_release);
   root["pinned_cpu"] = header.pinned_cpu;
+  root["tsc_mode"] = tsc_mode_name(header.tsc_mode);
   OrderedJson argv = OrderedJson::array();
   for (const std::string& arg : header.argv) {
     argv.push_back(bytes_to_json(arg));

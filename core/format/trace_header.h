@@ -21,6 +21,14 @@ struct CpuIdentity {
   bool operator==(const CpuIdentity&) const = default;
 };
 
+/// How rdtsc and rdtscp were recorded (docs/recording.md, "rdtsc"):
+/// kTrap: they faulted (prctl PR_SET_TSC) and the recorder emulated them;
+/// kPatch: the host would not make them fault, so the recorder replaced
+/// each one in the code the program loaded by a trap (kRdtscPatch events).
+enum class TscMode : uint8_t { kTrap, kPatch };
+/// "trap" or "patch".
+const char* tsc_mode_name(TscMode mode);
+
 struct TraceHeader {
   uint32_t format_version = 0;  // filled by the writer
   std::string arch = "x86_64";
@@ -30,6 +38,7 @@ struct TraceHeader {
   /// cpuid tells a program which core it runs on (its APIC id), and that
   /// cannot be trapped: replay pins itself to the same CPU number.
   int32_t pinned_cpu = -1;
+  TscMode tsc_mode = TscMode::kTrap;
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::string cwd;

@@ -1,6 +1,7 @@
 #include "core/format/event_codec.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <climits>
 #include <limits>
 #include <vector>
@@ -84,6 +85,8 @@ std::vector<Event> one_of_each_kind() {
   e.registers = std::string(216, '\xff');
   e.extended_registers_hash = 0x0123456789abcdefull;
   e.memory_hash = kU64Max;
+  e.page_hashes = {{0x555555554000, 1}, {0x555555555000, kU64Max}, {0x7ffffffde000, 0}};
+  e.writes = {{0x555555555000, std::string(4096, '\x07')}};
   events.push_back(e);
 
   e = Event{};
@@ -91,6 +94,7 @@ std::vector<Event> one_of_each_kind() {
   e.thread = 7;
   e.tsc = 0x123456789abcull;
   e.tsc_aux = 3;
+  e.address = 0x7ffff7fe1b7b;
   events.push_back(e);
 
   e = Event{};
@@ -128,6 +132,13 @@ std::vector<Event> one_of_each_kind() {
   e.kind = EventKind::kSyscallBatch;
   e.thread = 1;
   e.data = std::string(1000, '\x42');
+  events.push_back(e);
+
+  e = Event{};
+  e.kind = EventKind::kRdtscPatch;
+  e.thread = 2;
+  e.path = "/lib64/ld-linux-x86-64.so.2";
+  e.writes = {{0x7ffff7fe1b7b, "\x0f\x31"}, {0x7ffff7fe2000, "\x0f\x01\xf9"}};
   events.push_back(e);
   return events;
 }
@@ -200,6 +211,14 @@ TEST_CASE("64-bit extremes, negative values and empty strings round-trip", "[for
   preempt.kind = EventKind::kPreempt;
   preempt.extended_registers_hash = kU64Max;
   events.push_back(preempt);
+  preempt.page_hashes = {{kU64Max - 4095, kU64Max}, {0, 0}};  // address deltas wrap
+  events.push_back(preempt);
+
+  Event patch;
+  patch.kind = EventKind::kRdtscPatch;
+  events.push_back(patch);  // no path, no sites
+  tsc.address = kU64Max;
+  events.push_back(tsc);
 
   Event batch;
   batch.kind = EventKind::kSyscallBatch;
@@ -367,7 +386,7 @@ TEST_CASE("the decoder reports bad frame content with the event index and offset
     bad[4] = static_cast<char>(events.size() + 1);
     Status status = decode_all(bad);
     CHECK(status.code() == StatusCode::kCorruption);
-    CHECK_THAT(status.message(), Catch::Contains("event 110"));
+    CHECK_THAT(status.message(), Catch::Contains(fmt::format("event {}", 100 + events.size())));
   }
   SECTION("event count one too low: trailing bytes") {
     std::string bad = good;

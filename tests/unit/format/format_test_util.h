@@ -108,10 +108,17 @@ inline void make_event(uint64_t index, Event* event) {
     event->registers = rng.bytes(216);
     event->extended_registers_hash = rng.next();
     event->memory_hash = rng.next();
+    for (uint64_t page = 0, count = rng.below(40); page < count; ++page) {
+      event->page_hashes.push_back({0x555555554000ull + page * 4096, rng.next()});
+    }
+    if (rng.below(4) == 0 && !event->page_hashes.empty()) {
+      event->writes.push_back({event->page_hashes.back().address, rng.bytes(4096)});
+    }
   } else if (pick < 91) {
     event->kind = EventKind::kRdtsc;
     event->tsc = 1'000'000'000ull + index * 1000 + rng.below(1000);
     event->tsc_aux = static_cast<uint32_t>(rng.below(2));
+    event->address = 0x7ffff7fd0000ull + rng.below(4) * 0x40;
   } else if (pick < 93) {
     event->kind = EventKind::kThreadStart;
     event->parent_thread = static_cast<uint32_t>(rng.below(4));
@@ -130,9 +137,15 @@ inline void make_event(uint64_t index, Event* event) {
     event->path = "/lib/x86_64-linux-gnu/libc.so.6";
     event->content_id = "fedcba9876543210fedcba9876543210";
     event->result = static_cast<int64_t>(0x7f0000000000ull + rng.below(1 << 20) * 4096);
-  } else {
+  } else if (pick < 99) {
     event->kind = EventKind::kSyscallBatch;
     event->data = rng.bytes(rng.below(300));
+  } else {
+    event->kind = EventKind::kRdtscPatch;
+    event->path = "/lib64/ld-linux-x86-64.so.2";
+    for (uint64_t site = 0, count = 1 + rng.below(20); site < count; ++site) {
+      event->writes.push_back({0x7ffff7fc0000ull + rng.below(1 << 16), site % 2 ? "\x0f\x31" : "\x0f\x01\xf9"});
+    }
   }
 }
 

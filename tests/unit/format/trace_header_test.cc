@@ -22,12 +22,32 @@ TEST_CASE("a header with every field populated round-trips through JSON", "[form
   header.seed = UINT64_MAX;
   header.start_time_ns = UINT64_MAX - 1;
   header.pinned_cpu = 3;
+  header.tsc_mode = TscMode::kPatch;
   Result<TraceHeader> parsed = header_from_json(header_to_json(header));
   REQUIRE(parsed.is_ok());
   CHECK(parsed.value() == header);
   Result<uint32_t> version = header_format_version(header_to_json(header));
   REQUIRE(version.is_ok());
   CHECK(version.value() == kTraceFormatVersion);
+}
+
+TEST_CASE("a header names its tsc mode and refuses an unknown one", "[format]") {
+  TraceHeader header = make_header();
+  header.format_version = kTraceFormatVersion;
+  for (TscMode mode : {TscMode::kTrap, TscMode::kPatch}) {
+    header.tsc_mode = mode;
+    std::string json = header_to_json(header);
+    CHECK(json.find(std::string("\"tsc_mode\": \"") + tsc_mode_name(mode) + "\"") !=
+          std::string::npos);
+    Result<TraceHeader> parsed = header_from_json(json);
+    REQUIRE(parsed.is_ok());
+    CHECK(parsed->tsc_mode == mode);
+  }
+  std::string bad = header_to_json(header);
+  bad.replace(bad.find("\"patch\""), 7, "\"wait\"");
+  Result<TraceHeader> refused = header_from_json(bad);
+  REQUIRE(!refused.is_ok());
+  CHECK(refused.status().message().find("tsc_mode") != std::string::npos);
 }
 
 TEST_CASE("a header without pinned_cpu (an unpinned recording) reads as -1", "[format]") {
@@ -128,8 +148,9 @@ TEST_CASE("the trailer round-trips and rejects a bad one", "[format][roundtrip]"
   REQUIRE(parsed.is_ok());
   CHECK(parsed.value() == trailer);
   CHECK(trailer_from_json("{}").status().code() == StatusCode::kCorruption);
-  CHECK(trailer_from_json("{\"magic\": \"repro-trace\", \"format_version\": 2, \"event_count\": "
-                          "1, \"events_bytes\": 1}")
+  CHECK(trailer_from_json("{\"magic\": \"repro-trace\", \"format_version\": " +
+                          std::to_string(kTraceFormatVersion + 1) +
+                          ", \"event_count\": 1, \"events_bytes\": 1}")
             .status()
             .code() == StatusCode::kCorruption);
 }

@@ -76,7 +76,7 @@ TEST_CASE("the trace directory goes from incomplete to complete", "[format]") {
   CHECK(writer->event_count() == 1);
   CHECK(writer->append(event).code() == StatusCode::kInvalidArgument);
   CHECK(writer->finish().code() == StatusCode::kInvalidArgument);
-  CHECK_THAT(read_file(dir + "/header"), Catch::Contains("\"format_version\": 1"));
+  CHECK_THAT(read_file(dir + "/header"), Catch::Contains("\"format_version\": " + std::to_string(kTraceFormatVersion)));
   // No temp files are left behind.
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     CHECK(entry.path().filename().string().rfind(kTempFilePrefix, 0) != 0);
