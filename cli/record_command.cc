@@ -39,7 +39,9 @@ class RecordCommand : public Command {
     sub->footer(
         "repro prints the trace path on stderr and exits with the program's status\n"
         "(128+N if it died of signal N). The first SIGINT/SIGTERM goes to the program;\n"
-        "a second one stops recording and leaves an incomplete but readable trace.");
+        "a second one stops recording and leaves an incomplete but readable trace.\n"
+        "REPRO_TSC=patch records rdtsc by patching it in the program's code even where\n"
+        "the host could trap it (REPRO_TSC=trap insists on trapping; auto is the default).");
   }
 
   int run() override {
@@ -56,6 +58,9 @@ class RecordCommand : public Command {
     options.argv = argv_;
     options.time_slice = std::chrono::milliseconds(slice_ms_);
     options.pin_to_one_cpu = !no_pin_;
+    options.on_warning = [](const std::string& warning) {
+      fmt::print(stderr, "repro: warning: {}\n", warning);
+    };
     auto session = tracer::RecordSession::start(options);
     if (!session.is_ok()) {
       return report_error(session.status());
@@ -78,7 +83,11 @@ class RecordCommand : public Command {
                  outcome->event_count, dir);
       return 130;
     }
-    fmt::print(stderr, "repro: recorded {} events to {}\n", outcome->event_count, dir);
+    std::string patched;
+    if (outcome->tsc_mode == format::TscMode::kPatch) {
+      patched = fmt::format(" (patching mode: {} rdtsc sites patched)", outcome->rdtsc_sites_patched);
+    }
+    fmt::print(stderr, "repro: recorded {} events to {}{}\n", outcome->event_count, dir, patched);
     return shell_status(outcome->wait_status);
   }
 

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 
 #include "core/base/check.h"
 #include "core/os/auxv.h"
+#include "core/os/host_probe.h"
 #include "core/os/signal_frame.h"
 #include "core/os/spawn.h"
 #include "core/seccomp/seccomp_filter.h"
@@ -82,8 +84,44 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::open(const ReplayOptions& 
     }
   }
   REPRO_ASSIGN_OR_RETURN(ExecPaths paths, ExecPaths::create());
-  return std::unique_ptr<ReplaySession>(
+  std::unique_ptr<ReplaySession> session(
       new ReplaySession(options, std::move(reader), std::move(paths)));
+  REPRO_RETURN_IF_ERROR(session->choose_tsc_handling());
+  return session;
+}
+
+Status ReplaySession::choose_tsc_handling() {
+  // A trace recorded in patching mode lists its sites: replay patches the
+  // same ones, whatever this host can do, and rdtsc elsewhere runs as it
+  // ran when recorded. A trace recorded in trapping mode caught every
+  // rdtsc: replay traps too where it can, and elsewhere patches what it
+  // finds in the same code the recording ran.
+  REPRO_ASSIGN_OR_RETURN(os::TscRequest request, os::tsc_request_from_env());
+  bool recorded_patched = reader_->header().tsc_mode == format::TscMode::kPatch;
+  trap_rdtsc_ = false;
+  scan_for_rdtsc_ = false;
+  if (request == os::TscRequest::kPatch || (recorded_patched && request == os::TscRequest::kAuto)) {
+    scan_for_rdtsc_ = !recorded_patched;
+    return Status::ok();
+  }
+  REPRO_ASSIGN_OR_RETURN(os::TscTrapProbe probe, os::probe_tsc_trapping());
+  if (probe.traps()) {
+    trap_rdtsc_ = true;
+    return Status::ok();
+  }
+  if (request == os::TscRequest::kTrap) {
+    return Status::error(StatusCode::kUnsupported,
+                         fmt::format("REPRO_TSC=trap, but this host does not trap rdtsc ({})",
+                                     probe.describe()));
+  }
+  scan_for_rdtsc_ = true;
+  if (options_.on_warning) {
+    options_.on_warning(fmt::format(
+        "this host does not trap rdtsc ({}): replaying a trace recorded in trapping mode by "
+        "patching rdtsc in the program's code; see 'repro doctor'",
+        probe.describe()));
+  }
+  return Status::ok();
 }
 
 void ReplaySession::kill_all() {
@@ -359,7 +397,8 @@ Status ReplaySession::start() {
   spawn.env = header.env;
   spawn.cwd = exec_paths_.dir();
   spawn.ptrace_options = kPtraceOptions;
-  spawn.before_exec = [] { return seccomp::install_trace_filter(); };
+  bool trap_rdtsc = trap_rdtsc_;
+  spawn.before_exec = [trap_rdtsc] { return seccomp::install_trace_filter(trap_rdtsc); };
   REPRO_ASSIGN_OR_RETURN(pid_t pid, os::spawn_traced(spawn));
   root_pid_ = pid;
 
@@ -371,7 +410,36 @@ Status ReplaySession::start() {
   t.where = ReplayThread::Where::kParked;
   threads_[t.index] = t;
 
-  return restore_exec_state(threads_[t.index], exec);
+  REPRO_RETURN_IF_ERROR(restore_exec_state(threads_[t.index], exec));
+  return scan_new_code(threads_[t.index], 0, UINT64_MAX);
+}
+
+Status ReplaySession::scan_new_code(ReplayThread& t, uint64_t start, uint64_t end) {
+  if (!scan_for_rdtsc_) {
+    return Status::ok();
+  }
+  auto patched = patcher_.patch_mappings(t.tid, t.pid, start, end);
+  if (!patched.is_ok()) {
+    return patched.status().context(fmt::format("event #{}: patching rdtsc in thread t{}",
+                                                event_index_, t.index));
+  }
+  return Status::ok();
+}
+
+Status ReplaySession::scan_code_made_executable(ReplayThread& t, const format::Event& event) {
+  if (!scan_for_rdtsc_ || event.result < 0) {
+    return Status::ok();
+  }
+  const auto& args = event.args;
+  if (event.syscall_number == SYS_mmap && (args[2] & PROT_EXEC) && !(args[3] & MAP_ANONYMOUS)) {
+    auto start = static_cast<uint64_t>(event.result);
+    return scan_new_code(t, start, start + args[1]);
+  }
+  if ((event.syscall_number == SYS_mprotect || event.syscall_number == SYS_pkey_mprotect) &&
+      (args[2] & PROT_EXEC)) {
+    return scan_new_code(t, args[0], args[0] + args[1]);
+  }
+  return Status::ok();
 }
 
 Status ReplaySession::restore_exec_state(ReplayThread& t, const format::Event& exec) {
@@ -486,6 +554,8 @@ Status ReplaySession::replay_event(const format::Event& event) {
       return on_preempt(event);
     case format::EventKind::kRdtsc:
       return on_rdtsc(event);
+    case format::EventKind::kRdtscPatch:
+      return on_rdtsc_patch(event);
     case format::EventKind::kThreadExit:
       return on_thread_exit(event);
     case format::EventKind::kMappedFile:
@@ -538,6 +608,9 @@ Status ReplaySession::on_thread_start(const format::Event& event) {
   child.shares_parent_memory = (event.clone_flags & CLONE_VM) && !same_process;
   child.where = ReplayThread::Where::kStarting;
   threads_[child.index] = child;
+  if (!same_process) {
+    patcher_.note_fork(parent.pid, child.pid);  // its own copy of the patched code
+  }
   return resume(parent, PTRACE_SYSCALL);
 }
 
@@ -614,6 +687,8 @@ Status ReplaySession::on_exec(const format::Event& event) {
     stashed_stops_[tid].push_back(status);
   }
   REPRO_RETURN_IF_ERROR(restore_exec_state(t, event));
+  patcher_.note_exec(t.pid);
+  REPRO_RETURN_IF_ERROR(scan_new_code(t, 0, UINT64_MAX));
   if (t.shares_parent_memory) {
     // The parent is not stopped (the exec just woke it from vfork), so
     // write through /proc/PID/mem, which needs no ptrace-stop.
@@ -736,6 +811,7 @@ Status ReplaySession::on_syscall(const format::Event& event) {
     REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
     REPRO_RETURN_IF_ERROR(check_syscall(t, event));
     REPRO_RETURN_IF_ERROR(answer_syscall(t, event));
+    REPRO_RETURN_IF_ERROR(scan_code_made_executable(t, event));
   }
   return emit_output(event);
 }
@@ -788,27 +864,24 @@ Status ReplaySession::on_rdtsc(const format::Event& event) {
   if (t.where == ReplayThread::Where::kParked) {
     REPRO_RETURN_IF_ERROR(resume(t));
   }
+  const std::string expected = fmt::format("rdtsc at {:#x}", event.address);
   while (true) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
-    if (WIFSTOPPED(status) && stop_event(status) == 0 && WSTOPSIG(status) == SIGSEGV) {
+    int signal = WIFSTOPPED(status) && stop_event(status) == 0 ? WSTOPSIG(status) : 0;
+    if (signal == SIGSEGV || signal == SIGILL) {
+      // Trapped (SIGSEGV on the instruction) or patched (SIGILL on a site).
+      t.where = ReplayThread::Where::kParked;  // resuming with no signal drops it
       REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-      uint8_t code[3] = {};
-      REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, regs.rip, code, sizeof code));
-      bool rdtsc = code[0] == 0x0f && code[1] == 0x31;
-      bool rdtscp = code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9;
-      if (!rdtsc && !rdtscp) {
-        t.where = ReplayThread::Where::kParked;
-        return diverged(t, "rdtsc", "a segmentation fault");
+      REPRO_ASSIGN_OR_RETURN(std::optional<patch::TscStop> stop,
+                             patcher_.rdtsc_at_stop(t.tid, t.pid, signal, regs));
+      if (!stop) {
+        return diverged(t, expected, describe_stop(status) + " (a fault)");
       }
-      regs.rax = event.tsc & 0xffffffff;
-      regs.rdx = event.tsc >> 32;
-      if (rdtscp) {
-        regs.rcx = event.tsc_aux;
+      if (regs.rip != event.address) {
+        return diverged(t, expected, fmt::format("rdtsc at {:#x}", regs.rip));
       }
-      regs.rip += rdtscp ? 3 : 2;
-      REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-      t.where = ReplayThread::Where::kParked;  // resuming with no signal drops the SIGSEGV
-      return Status::ok();
+      patch::emulate_rdtsc(regs, *stop, event.tsc, event.tsc_aux);
+      return os::set_registers(t.tid, regs);
     }
     if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_SECCOMP) ||
         is_stop_event(status, PTRACE_EVENT_EXIT)) {
@@ -817,14 +890,27 @@ Status ReplaySession::on_rdtsc(const format::Event& event) {
         REPRO_ASSIGN_OR_RETURN(os::Registers r, os::get_registers(t.tid));
         t.where = ReplayThread::Where::kParked;
         stashed_stops_[t.tid].pop_front();
-        return diverged(t, "rdtsc",
+        return diverged(t, expected,
                         describe_syscall(static_cast<int>(r.orig_rax),
                                          {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9}));
       }
-      return diverged(t, "rdtsc", describe_stop(status));
+      return diverged(t, expected, describe_stop(status));
     }
     REPRO_RETURN_IF_ERROR(resume(t));
   }
+}
+
+Status ReplaySession::on_rdtsc_patch(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  REPRO_RETURN_IF_ERROR(ensure_started(t));
+  for (const format::MemoryWrite& site : event.writes) {
+    Status patched = patcher_.patch_site(t.tid, t.pid, {site.address, site.bytes});
+    if (patched.code() == StatusCode::kInvalidArgument) {
+      return diverged(t, fmt::format("rdtsc to patch in {}", event.path), patched.message());
+    }
+    REPRO_RETURN_IF_ERROR(patched);
+  }
+  return Status::ok();
 }
 
 Status ReplaySession::on_preempt(const format::Event& event) {

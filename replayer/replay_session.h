@@ -32,6 +32,7 @@
 #include "core/format/trace_reader.h"
 #include "core/patch/conditional_trap.h"
 #include "core/patch/instruction.h"
+#include "core/patch/rdtsc_patcher.h"
 #include "replayer/exec_paths.h"
 #include "replayer/mapped_files.h"
 #include "replayer/replay_thread.h"
@@ -68,6 +69,10 @@ class ReplaySession {
  private:
   ReplaySession(const ReplayOptions& options, std::unique_ptr<format::TraceReader> reader,
                 ExecPaths paths);
+  /// How this replay meets rdtsc: trap it, patch the sites the trace
+  /// lists, or find and patch them itself (trace_dir's header, REPRO_TSC,
+  /// and whether this host can trap rdtsc).
+  Status choose_tsc_handling();
   Status start();
   /// Pins repro (and so the program it starts) to the recording's CPU.
   void pin_like_the_recording(int recorded_cpu);
@@ -86,6 +91,14 @@ class ReplaySession {
   Status on_signal(const format::Event& event);
   Status on_preempt(const format::Event& event);
   Status on_rdtsc(const format::Event& event);
+  Status on_rdtsc_patch(const format::Event& event);
+  /// When replay patches rdtsc itself (a trace recorded in trapping mode,
+  /// replayed where rdtsc cannot be trapped): patches the code of t's
+  /// process made executable in [start, end).
+  Status scan_new_code(ReplayThread& t, uint64_t start, uint64_t end);
+  /// After t's syscall `event` was answered: scan_new_code for what an
+  /// mmap or mprotect made executable.
+  Status scan_code_made_executable(ReplayThread& t, const format::Event& event);
   Status on_thread_exit(const format::Event& event);
 
   // Syscalls (replay_syscalls.cc).
@@ -171,6 +184,9 @@ class ReplaySession {
   // Files mapped MAP_SHARED: recorded path -> (scratch copy, its content id).
   std::map<std::string, std::pair<std::string, std::string>> shared_files_;
   MappedFiles mapped_files_;   // file mmaps replayed as anonymous memory, for backtraces
+  patch::RdtscPatcher patcher_;
+  bool trap_rdtsc_ = true;        // rdtsc faults (PR_SET_TSC) in the replayed program
+  bool scan_for_rdtsc_ = false;   // replay finds and patches rdtsc sites itself
   std::string mapped_path_;    // path of the last kMappedFile event
   int64_t mapped_offset_ = 0;  // and its result (address, or file offset of a write)
   uint64_t event_index_ = 0;

@@ -25,6 +25,7 @@
 
 #include "core/base/check.h"
 #include "core/os/auxv.h"
+#include "core/os/host_probe.h"
 #include "core/os/memory_hash.h"
 #include "core/os/signal_frame.h"
 #include "core/os/spawn.h"
@@ -80,6 +81,31 @@ bool is_denied(int number) {
   return number == SYS_io_uring_setup || number == SYS_rseq || number == SYS_clone3;
 }
 
+// Trapping where the host makes rdtsc fault, patching elsewhere or when
+// REPRO_TSC=patch asks for it. The host is probed for real: some accept
+// PR_SET_TSC and still let rdtsc run.
+Result<format::TscMode> choose_tsc_mode(const RecordOptions& options) {
+  REPRO_ASSIGN_OR_RETURN(os::TscRequest request, os::tsc_request_from_env());
+  if (request == os::TscRequest::kPatch) {
+    return format::TscMode::kPatch;
+  }
+  REPRO_ASSIGN_OR_RETURN(os::TscTrapProbe probe, os::probe_tsc_trapping());
+  if (probe.traps()) {
+    return format::TscMode::kTrap;
+  }
+  if (request == os::TscRequest::kTrap) {
+    return Status::error(StatusCode::kUnsupported,
+                         fmt::format("REPRO_TSC=trap, but this host does not trap rdtsc ({})",
+                                     probe.describe()));
+  }
+  if (options.on_warning) {
+    options.on_warning(fmt::format("this host does not trap rdtsc ({}): recording in patching "
+                                   "mode; see 'repro doctor'",
+                                   probe.describe()));
+  }
+  return format::TscMode::kPatch;
+}
+
 std::string registers_bytes(const os::Registers& regs) {
   return std::string(reinterpret_cast<const char*>(&regs), sizeof regs);
 }
@@ -97,6 +123,8 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   }
   REPRO_ASSIGN_OR_RETURN(std::string exe_path, os::find_program(options.argv[0]));
   std::unique_ptr<RecordSession> session(new RecordSession(options));
+  REPRO_ASSIGN_OR_RETURN(format::TscMode tsc_mode, choose_tsc_mode(options));
+  session->patch_rdtsc_ = tsc_mode == format::TscMode::kPatch;
 
   // The tracer waits for tracee stops and its own SIGINT/SIGTERM on one fd.
   sigset_t mask;
@@ -123,6 +151,7 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
     }
   }
   header.cpu = format::current_cpu_identity();
+  header.tsc_mode = tsc_mode;
   utsname uts;
   if (uname(&uts) == 0) {
     header.kernel_release = uts.release;
@@ -148,7 +177,8 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   spawn.argv = options.argv;
   spawn.env = header.env;
   spawn.ptrace_options = kPtraceOptions;
-  spawn.before_exec = [] { return seccomp::install_trace_filter(); };
+  bool trap_rdtsc = !session->patch_rdtsc_;
+  spawn.before_exec = [trap_rdtsc] { return seccomp::install_trace_filter(trap_rdtsc); };
   REPRO_ASSIGN_OR_RETURN(pid_t pid, os::spawn_traced(spawn));
   REPRO_RETURN_IF_ERROR(session->begin(pid, exe_path));
   return session;
@@ -171,7 +201,7 @@ Status RecordSession::begin(pid_t pid, const std::string& exe_path) {
   REPRO_RETURN_IF_ERROR(log(event_));
   // The first exec came from spawn, which replay repeats by itself: the
   // program starts at this exec stop, not at an execve syscall exit.
-  REPRO_RETURN_IF_ERROR(log_exec(t));
+  REPRO_RETURN_IF_ERROR(log_exec(t, /*first_exec=*/true));
   make_ready(t);
   return Status::ok();
 }
@@ -293,6 +323,8 @@ Result<RecordOutcome> RecordSession::run() {
   outcome.wait_status = root_wait_status_;
   outcome.event_count = writer_->event_count();
   outcome.interrupted = control_signals_ >= 2;
+  outcome.tsc_mode = patch_rdtsc_ ? format::TscMode::kPatch : format::TscMode::kTrap;
+  outcome.rdtsc_sites_patched = patcher_.sites_patched();
   if (outcome.interrupted) {
     REPRO_RETURN_IF_ERROR(writer_->flush());
   } else {
@@ -657,6 +689,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     REPRO_RETURN_IF_ERROR(note_write_to_shared_file(t, result));
   }
   REPRO_RETURN_IF_ERROR(log(event_));
+  REPRO_RETURN_IF_ERROR(patch_code_made_executable(t, result));
   bool was_current = current_ == t.tid;
   t.entered_logged = false;
   if (!was_current) {
@@ -690,6 +723,9 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
   thread->index = next_index_++;
   Thread& child = *thread;
   threads_[new_tid] = std::move(thread);
+  if (child.pid != t.pid) {
+    patcher_.note_fork(t.pid, child.pid);  // its own copy of the patched code
+  }
 
   event_.clear();
   event_.kind = format::EventKind::kThreadStart;
@@ -751,7 +787,7 @@ Status RecordSession::on_exec(Thread& t) {
   return resume_in_kernel(thread);
 }
 
-Status RecordSession::log_exec(Thread& thread) {
+Status RecordSession::log_exec(Thread& thread, bool first_exec) {
   REPRO_ASSIGN_OR_RETURN(os::ExecAuxv auxv, os::patch_exec_auxv(thread.tid));
   auto content_id = writer_->store_file(fmt::format("/proc/{}/exe", thread.tid));
   if (!content_id.is_ok()) {
@@ -763,7 +799,68 @@ Status RecordSession::log_exec(Thread& thread) {
   event_.path = thread.exec_filename;
   event_.content_id = *content_id;
   event_.random_bytes = auxv.random_bytes;
-  return log(event_);
+  REPRO_RETURN_IF_ERROR(log(event_));
+  patcher_.note_exec(thread.pid);
+  // The program and ld.so, mapped by the kernel. The first exec has no
+  // syscall event; replay stands at its exec stop too.
+  return patch_new_code(thread, 0, UINT64_MAX, /*defer=*/!first_exec);
+}
+
+Status RecordSession::patch_new_code(Thread& t, uint64_t start, uint64_t end, bool defer) {
+  if (!patch_rdtsc_) {
+    return Status::ok();
+  }
+  auto patched = patcher_.patch_mappings(t.tid, t.pid, start, end);
+  if (!patched.is_ok()) {
+    return patched.status().context(fmt::format("patching rdtsc in thread t{}", t.index));
+  }
+  if (defer) {
+    t.exec_patches = std::move(*patched);
+    return Status::ok();
+  }
+  return log_rdtsc_patches(t, *patched);
+}
+
+Status RecordSession::patch_code_made_executable(Thread& t, int64_t result) {
+  if (!patch_rdtsc_ || result < 0) {
+    return Status::ok();
+  }
+  const auto& args = t.args;
+  switch (t.syscall_number) {
+    case SYS_execve: {
+      std::vector<patch::PatchedFile> files = std::move(t.exec_patches);
+      t.exec_patches.clear();
+      return log_rdtsc_patches(t, files);
+    }
+    case SYS_mmap:
+      if ((args[2] & PROT_EXEC) && !(args[3] & MAP_ANONYMOUS)) {
+        auto start = static_cast<uint64_t>(result);
+        return patch_new_code(t, start, start + args[1]);
+      }
+      return Status::ok();
+    case SYS_mprotect:
+    case SYS_pkey_mprotect:
+      if (args[2] & PROT_EXEC) {
+        return patch_new_code(t, args[0], args[0] + args[1]);
+      }
+      return Status::ok();
+    default:
+      return Status::ok();
+  }
+}
+
+Status RecordSession::log_rdtsc_patches(Thread& t, const std::vector<patch::PatchedFile>& files) {
+  for (const patch::PatchedFile& file : files) {
+    format::Event patch;
+    patch.kind = format::EventKind::kRdtscPatch;
+    patch.thread = t.index;
+    patch.path = file.path;
+    for (const patch::PatchedSite& site : file.sites) {
+      patch.writes.push_back({site.address, site.original});
+    }
+    REPRO_RETURN_IF_ERROR(log(patch));
+  }
+  return Status::ok();
 }
 
 Status RecordSession::on_exit_event(Thread& t) {
@@ -856,32 +953,24 @@ Status RecordSession::on_event_stop(Thread& t, int signal) {
   return t.state == Thread::State::kInSyscall ? resume_in_kernel(t) : resume_user(t);
 }
 
-Status RecordSession::emulate_rdtsc(Thread& t, bool* handled) {
+Status RecordSession::emulate_rdtsc(Thread& t, int signal, bool* handled) {
   *handled = false;
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-  uint8_t code[3] = {};
-  if (!os::read_memory(t.tid, regs.rip, code, sizeof code).is_ok()) {
-    return Status::ok();
-  }
-  bool rdtsc = code[0] == 0x0f && code[1] == 0x31;
-  bool rdtscp = code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9;
-  if (!rdtsc && !rdtscp) {
+  REPRO_ASSIGN_OR_RETURN(std::optional<patch::TscStop> stop,
+                         patcher_.rdtsc_at_stop(t.tid, t.pid, signal, regs));
+  if (!stop) {
     return Status::ok();
   }
   unsigned aux = 0;
-  uint64_t tsc = rdtscp ? __rdtscp(&aux) : __rdtsc();
-  regs.rax = tsc & 0xffffffff;
-  regs.rdx = tsc >> 32;
-  if (rdtscp) {
-    regs.rcx = aux;
-  }
-  regs.rip += rdtscp ? 3 : 2;
-  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  uint64_t tsc = stop->rdtscp ? __rdtscp(&aux) : __rdtsc();
   event_.clear();
   event_.kind = format::EventKind::kRdtsc;
   event_.thread = t.index;
+  event_.address = regs.rip;
   event_.tsc = tsc;
   event_.tsc_aux = aux;
+  patch::emulate_rdtsc(regs, *stop, tsc, aux);
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   REPRO_RETURN_IF_ERROR(log(event_));
   *handled = true;
   return resume_user(t);
@@ -900,9 +989,9 @@ bool is_stop_signal(int signal) {
 
 Status RecordSession::on_signal(Thread& t, int signal) {
   REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
-  if (signal == SIGSEGV) {
+  if (signal == SIGSEGV || signal == SIGILL) {
     bool handled = false;
-    REPRO_RETURN_IF_ERROR(emulate_rdtsc(t, &handled));
+    REPRO_RETURN_IF_ERROR(emulate_rdtsc(t, signal, &handled));
     if (handled) {
       return Status::ok();
     }

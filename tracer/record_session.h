@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <utility>
 #include <map>
 #include <memory>
@@ -35,6 +36,7 @@
 #include "core/base/scoped_fd.h"
 #include "core/base/status.h"
 #include "core/format/trace_writer.h"
+#include "core/patch/rdtsc_patcher.h"
 #include "tracer/scheduling_policy.h"
 #include "tracer/syscall_recorder.h"
 
@@ -46,12 +48,16 @@ struct RecordOptions {
   std::chrono::milliseconds time_slice{50};
   uint64_t seed = 0;
   bool pin_to_one_cpu = true;            // tracer and tracees share one CPU (cheaper stops)
+  /// Called with a warning line (the host runs repro degraded, ...).
+  std::function<void(const std::string&)> on_warning;
 };
 
 struct RecordOutcome {
   int wait_status = 0;        // raw wait status of the program's first process
   uint64_t event_count = 0;
   bool interrupted = false;   // repro was told to stop; the trace is incomplete
+  format::TscMode tsc_mode = format::TscMode::kTrap;
+  uint64_t rdtsc_sites_patched = 0;  // patching mode: sites replaced by traps
 };
 
 class RecordSession {
@@ -80,7 +86,7 @@ class RecordSession {
   Status release_vfork_parent(pid_t child_tid);
   Status on_new_thread(Thread& t, int ptrace_event);
   Status on_exec(Thread& t);
-  Status log_exec(Thread& t);
+  Status log_exec(Thread& t, bool first_exec = false);
   Status on_exit_event(Thread& t);
   Status on_event_stop(Thread& t, int signal);
   Status on_signal(Thread& t, int signal);
@@ -97,7 +103,17 @@ class RecordSession {
   Status log_preempt(Thread& t);
   Status log_mapped_file(Thread& t, int fd, uint64_t address);
   Status note_write_to_shared_file(Thread& t, int64_t written);
-  Status emulate_rdtsc(Thread& t, bool* handled);
+  /// If t stopped (with `signal`) at an rdtsc or rdtscp, trapped or
+  /// patched, emulates it, logs the value and resumes t.
+  Status emulate_rdtsc(Thread& t, int signal, bool* handled);
+  /// Patching mode: patches rdtsc in the code of t's process mapped
+  /// executable in [start, end), and logs the sites now, or with
+  /// `defer` once the exec's syscall event is logged.
+  Status patch_new_code(Thread& t, uint64_t start, uint64_t end, bool defer = false);
+  Status log_rdtsc_patches(Thread& t, const std::vector<patch::PatchedFile>& files);
+  /// At the exit of t's syscall (after its event): in patching mode, patch
+  /// what an mmap or mprotect made executable, or log an exec's patches.
+  Status patch_code_made_executable(Thread& t, int64_t result);
 
   // Preemption (record_preemption.cc).
   Status on_interrupted(Thread& t);
@@ -127,6 +143,8 @@ class RecordSession {
   std::unique_ptr<format::TraceWriter> writer_;
   std::unique_ptr<SchedulingPolicy> policy_;
   SyscallRecorder recorder_;
+  patch::RdtscPatcher patcher_;
+  bool patch_rdtsc_ = false;  // patching mode (the header's tsc_mode)
   ScopedFd signal_fd_;
 
   std::map<pid_t, std::unique_ptr<Thread>> threads_;

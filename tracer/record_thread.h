@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/os/tracee.h"
 #include "tracer/record_session.h"
@@ -44,6 +45,9 @@ struct RecordSession::Thread {
   int syscall_number = -1;
   std::array<uint64_t, 6> args{};
   std::string exec_filename;  // the path execve was given, read at its entry
+  // Sites patched at an exec stop, logged after the execve's syscall
+  // event: replay has the thread stopped there, not at the exec stop.
+  std::vector<patch::PatchedFile> exec_patches;
 };
 
 }  // namespace repro::tracer

@@ -7,7 +7,9 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace repro::os {
 namespace {
@@ -88,6 +90,22 @@ Result<TscTrapProbe> probe_tsc_trapping() {
   // SIGILL: the CPU has no rdtscp, so programs cannot run it either.
   probe.rdtscp_faults = rdtscp_end == 128 + SIGSEGV || rdtscp_end == 128 + SIGILL;
   return probe;
+}
+
+Result<TscRequest> tsc_request_from_env() {
+  const char* value = std::getenv("REPRO_TSC");
+  std::string_view text = value == nullptr ? "" : value;
+  if (text.empty() || text == "auto") {
+    return TscRequest::kAuto;
+  }
+  if (text == "trap") {
+    return TscRequest::kTrap;
+  }
+  if (text == "patch") {
+    return TscRequest::kPatch;
+  }
+  return Status::error(StatusCode::kInvalidArgument,
+                       fmt::format("REPRO_TSC='{}': expected auto, trap or patch", text));
 }
 
 }  // namespace repro::os

@@ -32,4 +32,11 @@ struct TscTrapProbe {
 /// io_error (fork failed).
 Result<TscTrapProbe> probe_tsc_trapping();
 
+/// What the environment variable REPRO_TSC asks for: unset, empty or
+/// "auto" (trap where the host can, patch elsewhere), "trap", or "patch"
+/// (patching mode on any host, so every machine can test it).
+enum class TscRequest { kAuto, kTrap, kPatch };
+/// Errors: invalid_argument for any other value.
+Result<TscRequest> tsc_request_from_env();
+
 }  // namespace repro::os

@@ -12,8 +12,13 @@
 
 namespace repro::os {
 
-inline constexpr std::array<int, 6> kUntracedSyscalls = {
-    SYS_mprotect, SYS_munmap, SYS_madvise, SYS_rt_sigprocmask, SYS_rt_sigaction, SYS_sigaltstack,
+inline constexpr std::array<int, 5> kUntracedSyscalls = {
+    SYS_munmap, SYS_madvise, SYS_rt_sigprocmask, SYS_rt_sigaction, SYS_sigaltstack,
 };
+
+/// Untraced as well, unless its protection includes PROT_EXEC: code made
+/// executable may hold rdtsc for the tracer to patch (patching mode).
+/// Traced in every mode, so traces of either mode replay in the other.
+inline constexpr int kUntracedUnlessExecutable = SYS_mprotect;
 
 }  // namespace repro::os

@@ -196,6 +196,23 @@ Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t addres
   return result;
 }
 
+std::vector<TscInstruction> find_rdtsc_instructions(const uint8_t* code, size_t size,
+                                                    uint64_t address) {
+  std::vector<TscInstruction> found;
+  if (!decoder().ok()) {
+    return found;
+  }
+  const csh handle = decoder().handle();
+  cs_insn* insn = cs_malloc(handle);
+  while (cs_disasm_iter(handle, &code, &size, &address, insn)) {
+    if (insn->id == X86_INS_RDTSC || insn->id == X86_INS_RDTSCP) {
+      found.push_back({insn->address, static_cast<uint8_t>(insn->size), insn->id == X86_INS_RDTSCP});
+    }
+  }
+  cs_free(insn, 1);
+  return found;
+}
+
 std::vector<Instruction> displaceable_run(const uint8_t* code, size_t size, uint64_t address) {
   std::vector<Instruction> run;
   size_t length = 0;

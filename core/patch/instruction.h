@@ -64,6 +64,19 @@ inline constexpr uint64_t kArithmeticFlags = 0x8d5;
 /// manual calls undefined after an instruction included, counts as read.
 bool arithmetic_flags_dead(const uint8_t* code, size_t size, uint64_t address);
 
+/// An rdtsc or rdtscp instruction met by find_rdtsc_instructions.
+struct TscInstruction {
+  uint64_t address = 0;
+  uint8_t length = 0;
+  bool rdtscp = false;
+};
+
+/// Decodes `code` (which lives at `address`) forward from its first byte,
+/// which must be an instruction boundary, and returns the rdtsc and rdtscp
+/// instructions met, until the bytes end or stop decoding. Thread-safe.
+std::vector<TscInstruction> find_rdtsc_instructions(const uint8_t* code, size_t size,
+                                                    uint64_t address);
+
 /// Reads `size` bytes of code at an address into `out`; false if it cannot.
 using CodeReader = std::function<bool(uint64_t address, uint8_t* out, size_t size)>;
 

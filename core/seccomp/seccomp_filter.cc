@@ -1,6 +1,7 @@
 #include "core/seccomp/seccomp_filter.h"
 
 #include <seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 
 #include <cerrno>
@@ -9,12 +10,12 @@
 
 namespace repro::seccomp {
 
-int install_trace_filter() {
+int install_trace_filter(bool trap_rdtsc) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return errno;
   }
   // rdtsc and rdtscp now fault with SIGSEGV; the tracer emulates them.
-  if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) {
+  if (trap_rdtsc && prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) {
     return errno;
   }
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRACE(0));
@@ -27,6 +28,12 @@ int install_trace_filter() {
     if (rc != 0) {
       break;
     }
+  }
+  if (rc == 0) {
+    // mprotect runs untraced unless it makes memory executable: then the
+    // tracer must see it, to patch rdtsc in the new code (patching mode).
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, os::kUntracedUnlessExecutable, 1,
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   }
   if (rc == 0) {
     rc = seccomp_load(ctx);

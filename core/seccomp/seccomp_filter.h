@@ -11,8 +11,11 @@
 namespace repro::seccomp {
 
 /// Installs the filter in the calling process (the forked child, right
-/// before exec); also sets no_new_privs and makes rdtsc/rdtscp fault so the
-/// tracer can emulate them. Returns 0 or an errno value.
-int install_trace_filter();
+/// before exec); also sets no_new_privs and, with `trap_rdtsc`, makes
+/// rdtsc/rdtscp fault so the tracer can emulate them (trapping mode; in
+/// patching mode the tracer patches them instead). The filter itself is
+/// the same in both modes, so a trace replays in either. Returns 0 or an
+/// errno value.
+int install_trace_filter(bool trap_rdtsc);
 
 }  // namespace repro::seccomp

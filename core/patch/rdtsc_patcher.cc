@@ -1,0 +1,188 @@
+#include "core/patch/rdtsc_patcher.h"
+
+#include <fmt/core.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "core/patch/instruction.h"
+
+namespace repro::patch {
+namespace {
+
+// A private, executable mapping of a file.
+struct CodeMapping {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t file_offset = 0;
+  std::string path;        // as /proc/PID/maps shows it
+  std::string open_path;   // where to read the mapped file itself
+};
+
+// The private executable file mappings of `pid` that overlap [start, end).
+Result<std::vector<CodeMapping>> code_mappings(pid_t pid, uint64_t start, uint64_t end) {
+  std::string maps_path = fmt::format("/proc/{}/maps", pid);
+  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
+  if (!maps) {
+    return Status::from_errno(errno, fmt::format("opening '{}'", maps_path));
+  }
+  std::vector<CodeMapping> mappings;
+  char line[4096 + 256];
+  while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
+    unsigned long from = 0;
+    unsigned long to = 0;
+    unsigned long offset = 0;
+    unsigned long inode = 0;
+    char perms[8] = {};
+    int path_at = 0;
+    if (std::sscanf(line, "%lx-%lx %7s %lx %*x:%*x %lu %n", &from, &to, perms, &offset, &inode,
+                    &path_at) < 5) {
+      continue;
+    }
+    // Shared mappings are left alone: a write would reach the file.
+    if (inode == 0 || perms[2] != 'x' || perms[3] != 'p' || to <= start || from >= end ||
+        line[path_at] != '/') {
+      continue;
+    }
+    std::string path(line + path_at);
+    if (!path.empty() && path.back() == '\n') {
+      path.pop_back();
+    }
+    // map_files opens the very file that is mapped, even if it was
+    // replaced or deleted since; it needs privileges a tracer may lack.
+    std::string by_mapping = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, from, to);
+    std::string open_path = access(by_mapping.c_str(), R_OK) == 0 ? by_mapping : path;
+    mappings.push_back({from, to, offset, path, open_path});
+  }
+  return mappings;
+}
+
+}  // namespace
+
+Result<const RdtscScan*> RdtscPatcher::scan(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return Status::from_errno(errno, fmt::format("stat '{}'", path));
+  }
+  FileKey key{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+  auto it = scans_.find(key);
+  if (it == scans_.end()) {
+    REPRO_ASSIGN_OR_RETURN(RdtscScan scan, scan_for_rdtsc(path));
+    it = scans_.emplace(key, std::move(scan)).first;
+  }
+  return &it->second;
+}
+
+Result<std::vector<PatchedFile>> RdtscPatcher::patch_mappings(pid_t tid, pid_t pid, uint64_t start,
+                                                             uint64_t end) {
+  REPRO_ASSIGN_OR_RETURN(std::vector<CodeMapping> mappings, code_mappings(pid, start, end));
+  std::vector<PatchedFile> patched;
+  for (const CodeMapping& mapping : mappings) {
+    REPRO_ASSIGN_OR_RETURN(const RdtscScan* found, scan(mapping.open_path));
+    PatchedFile file{mapping.path, {}};
+    uint64_t mapped_bytes = mapping.end - mapping.start;
+    for (const RdtscSite& site : found->sites) {
+      if (site.file_offset < mapping.file_offset ||
+          site.file_offset + site.length > mapping.file_offset + mapped_bytes) {
+        continue;
+      }
+      uint64_t address = mapping.start + (site.file_offset - mapping.file_offset);
+      if (address < start || address >= end) {
+        continue;
+      }
+      std::string bytes(site.length, '\0');
+      REPRO_RETURN_IF_ERROR(os::read_memory(tid, address, bytes.data(), bytes.size()));
+      bool rdtscp = false;
+      if (!is_rdtsc_instruction(bytes, &rdtscp)) {
+        continue;  // patched already (mprotect of patched code), or changed
+      }
+      std::string trap = rdtsc_trap_bytes(site.length);
+      REPRO_RETURN_IF_ERROR(os::write_memory(tid, address, trap.data(), trap.size()));
+      sites_[pid][address] = TscStop{site.length, rdtscp};
+      file.sites.push_back({address, std::move(bytes)});
+      ++sites_patched_;
+    }
+    if (!file.sites.empty()) {
+      patched.push_back(std::move(file));
+    }
+  }
+  return patched;
+}
+
+Status RdtscPatcher::patch_site(pid_t tid, pid_t pid, const PatchedSite& site) {
+  bool rdtscp = false;
+  if (site.original.size() < 2 || !is_rdtsc_instruction(site.original, &rdtscp)) {
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("the site at {:#x} is not an rdtsc or rdtscp", site.address));
+  }
+  std::string bytes(site.original.size(), '\0');
+  REPRO_RETURN_IF_ERROR(os::read_memory(tid, site.address, bytes.data(), bytes.size()));
+  if (bytes != site.original) {
+    std::string found;
+    for (unsigned char c : bytes) {
+      found += fmt::format(" {:02x}", c);
+    }
+    return Status::error(StatusCode::kInvalidArgument,
+                         fmt::format("the code at {:#x} is{} where the recording patched {}",
+                                     site.address, found, rdtscp ? "rdtscp" : "rdtsc"));
+  }
+  std::string trap = rdtsc_trap_bytes(site.original.size());
+  REPRO_RETURN_IF_ERROR(os::write_memory(tid, site.address, trap.data(), trap.size()));
+  sites_[pid][site.address] = TscStop{static_cast<uint8_t>(site.original.size()), rdtscp};
+  ++sites_patched_;
+  return Status::ok();
+}
+
+Result<std::optional<TscStop>> RdtscPatcher::rdtsc_at_stop(pid_t tid, pid_t pid, int signal,
+                                                           const os::Registers& regs) const {
+  if (signal == SIGILL) {
+    auto process = sites_.find(pid);
+    if (process != sites_.end()) {
+      auto site = process->second.find(regs.rip);
+      if (site != process->second.end()) {
+        return std::optional<TscStop>(site->second);
+      }
+    }
+    return std::optional<TscStop>();
+  }
+  if (signal != SIGSEGV) {
+    return std::optional<TscStop>();
+  }
+  // Longest rdtsc/rdtscp with prefixes is well under 16 bytes; code near
+  // the end of a mapping may be readable only partly.
+  uint8_t code[16] = {};
+  size_t readable = sizeof code;
+  while (readable > 0 && !os::read_memory(tid, regs.rip, code, readable).is_ok()) {
+    readable /= 2;
+  }
+  std::vector<TscInstruction> found = find_rdtsc_instructions(code, readable, regs.rip);
+  if (found.empty() || found[0].address != regs.rip) {
+    return std::optional<TscStop>();
+  }
+  return std::optional<TscStop>(TscStop{found[0].length, found[0].rdtscp});
+}
+
+void RdtscPatcher::note_fork(pid_t parent, pid_t child) {
+  auto it = sites_.find(parent);
+  if (it == sites_.end()) {
+    sites_.erase(child);
+  } else {
+    sites_[child] = it->second;
+  }
+}
+
+void RdtscPatcher::note_exec(pid_t pid) { sites_.erase(pid); }
+
+void emulate_rdtsc(os::Registers& regs, const TscStop& stop, uint64_t tsc, uint32_t aux) {
+  regs.rax = tsc & 0xffffffff;
+  regs.rdx = tsc >> 32;
+  if (stop.rdtscp) {
+    regs.rcx = aux;
+  }
+  regs.rip += stop.length;
+}
+
+}  // namespace repro::patch
