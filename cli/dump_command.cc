@@ -19,6 +19,9 @@ void print_header(const format::TraceHeader& h, format::TraceState state) {
              h.cpu.stepping);
   fmt::print("# kernel {}  repro {}  seed {}  start {} ns\n", h.kernel_release, h.repro_version,
              h.seed, h.start_time_ns);
+  fmt::print("# rdtsc {} (tsc mode {})\n",
+             h.tsc_mode == format::TscMode::kPatch ? "patched in the program's code" : "trapped",
+             format::tsc_mode_name(h.tsc_mode));
   fmt::print("# cwd {}\n# exe {}\n", h.cwd, h.exe_path);
   fmt::print("# argv {}\n", fmt::join(h.argv, " "));
   fmt::print("# env {} variables\n", h.env.size());

@@ -9,7 +9,11 @@
 # Usage: run_test.sh REPRO PROGRAM VARIANT [ARGS...]
 #   VARIANT: default | no-pin (repro and the program not bound to one CPU:
 #            other timings, other interleavings) | short-slices (1 ms time
-#            slices: many preemptions)
+#            slices: many preemptions) | tsc-patch (REPRO_TSC=patch:
+#            rdtsc patched in the code, as on hosts that cannot trap it;
+#            the trace must list patched sites) | tsc-patch-short-slices |
+#            trap-to-patch (recorded trapping rdtsc, replayed patching it)
+#            | patch-to-trap (the other way round)
 # Exit 0 pass, 1 fail, 77 skip (ptrace not permitted here).
 # On failure the work directory is kept and the replay command printed.
 set -u
@@ -20,10 +24,16 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/repro-e2e-$name-XXXXXX")
 trace="$work/trace"
 
 record_flags=()
+# REPRO_TSC for the recording and for the replay (empty: as inherited).
+record_tsc=${REPRO_TSC:-} replay_tsc=${REPRO_TSC:-}
 case "$variant" in
   default) ;;
   no-pin) record_flags=(--no-pin) ;;
   short-slices) record_flags=(--time-slice-ms 1) ;;
+  tsc-patch) record_tsc=patch replay_tsc=patch ;;
+  tsc-patch-short-slices) record_tsc=patch replay_tsc=patch record_flags=(--time-slice-ms 1) ;;
+  trap-to-patch) record_tsc=trap replay_tsc=patch ;;
+  patch-to-trap) record_tsc=patch replay_tsc=trap ;;
   *) echo "unknown variant '$variant'"; exit 2 ;;
 esac
 
@@ -41,10 +51,15 @@ cd "$work" || exit 1
 "$program" "$@" >native.out 2>native.err
 native_status=$?
 
-"$repro" record -o "$trace" "${record_flags[@]}" -- "$program" "$@" >record.out 2>record.err
+REPRO_TSC=$record_tsc "$repro" record -o "$trace" "${record_flags[@]}" -- "$program" "$@" \
+  >record.out 2>record.err
 record_status=$?
 if grep -q 'ptrace is not permitted' record.err; then
   echo "SKIP: ptrace is not permitted here"
+  exit 77
+fi
+if grep -q 'REPRO_TSC=trap, but this host does not trap rdtsc' record.err; then
+  echo "SKIP: this host cannot trap rdtsc: $(grep -o 'does not trap rdtsc.*' record.err)"
   exit 77
 fi
 [ "$record_status" -eq "$native_status" ] ||
@@ -57,9 +72,21 @@ grep -qx 'EXIT-SUCCESS' record.out || fail "no EXIT-SUCCESS in the recorded outp
 grep -q ': complete, ' check.out || fail "trace not complete: $(cat check.out)"
 "$repro" dump "$trace" >dump.out 2>dump.err || fail "repro dump failed: $(tail -n 3 dump.err)"
 grep -q ' syscall ' dump.out || fail "repro dump lists no syscalls"
+if [ "$record_tsc" = patch ]; then
+  # Every program here is dynamically linked: ld.so reads rdtsc at start.
+  grep -q '^# rdtsc patched in the program.s code (tsc mode patch)' dump.out ||
+    fail "the header does not say patching mode: $(grep '^# rdtsc' dump.out)"
+  grep -q ' rdtsc-patch [0-9]* sites\? in .*/ld-linux' dump.out ||
+    fail "no rdtsc sites patched in ld.so"
+fi
 
-"$repro" replay "$trace" >replay.out 2>replay.err
+REPRO_TSC=$replay_tsc "$repro" replay "$trace" >replay.out 2>replay.err
 replay_status=$?
+if grep -q 'REPRO_TSC=trap, but this host does not trap rdtsc' replay.err; then
+  echo "SKIP: this host cannot trap rdtsc: $(grep -o 'does not trap rdtsc.*' replay.err)"
+  rm -rf "$work"
+  exit 77
+fi
 [ "$replay_status" -eq "$record_status" ] ||
   fail "replay exit status $replay_status, recorded $record_status: $(tail -n 30 replay.err)"
 cmp -s record.out replay.out ||
