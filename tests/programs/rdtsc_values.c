@@ -45,9 +45,9 @@ int main(void) {
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     check(ncpu > 0);
     check((long)(aux[0] & 0xfff) < ncpu && (long)(aux[1] & 0xfff) < ncpu);
-    say("~ rdtscp TSC_AUX names an existing cpu\n");
+    say("rdtscp TSC_AUX names an existing cpu\n");
   } else {
-    say("~ rdtscp not in CPUID: TSC_AUX not checked\n");
+    say("rdtscp not in CPUID: TSC_AUX not checked\n");
   }
   for (int i = 0; i < 4; i++) say_nondet_num(i < 2 ? "rdtsc" : "rdtscp", (long long)v[i]);
   say_nondet_hex("tsc_aux", aux[0]);
