@@ -176,6 +176,13 @@ Status ReplaySession::diverged(const ReplayThread& t, std::string expected, std:
   report.live_pid = t.pid;
   report.expected = std::move(expected);
   report.observed = std::move(observed);
+  if (!trap_rdtsc_ || reader_->header().tsc_mode == format::TscMode::kPatch) {
+    // Patched rdtsc covers the code of files only.
+    std::string hint = patcher_.unpatched_rdtsc_hint(t.pid);
+    if (!hint.empty()) {
+      report.observed += "; " + hint;
+    }
+  }
   report.mapped_modules = mapped_files_.modules();
   return divergence(report);
 }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -163,6 +164,48 @@ Result<std::optional<TscStop>> RdtscPatcher::rdtsc_at_stop(pid_t tid, pid_t pid,
     return std::optional<TscStop>();
   }
   return std::optional<TscStop>(TscStop{found[0].length, found[0].rdtscp});
+}
+
+std::string RdtscPatcher::unpatched_rdtsc_hint(pid_t pid) const {
+  std::string maps_path = fmt::format("/proc/{}/maps", pid);
+  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
+  if (!maps) {
+    return "";
+  }
+  char line[4096 + 256];
+  while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
+    unsigned long from = 0;
+    unsigned long to = 0;
+    unsigned long inode = 0;
+    char perms[8] = {};
+    int name_at = 0;
+    if (std::sscanf(line, "%lx-%lx %7s %*x %*x:%*x %lu %n", &from, &to, perms, &inode,
+                    &name_at) < 4 ||
+        perms[2] != 'x' || inode != 0 || line[name_at] == '[') {
+      continue;  // file-backed code was scanned; [vdso] is never called
+    }
+    // Generated code is small next to a process's memory: read it whole,
+    // up to a bound that keeps a report quick.
+    constexpr uint64_t kMaxBytes = 64 << 20;
+    uint64_t length = std::min<uint64_t>(to - from, kMaxBytes);
+    std::string code(length, '\0');
+    if (!os::read_memory(pid, from, code.data(), code.size()).is_ok()) {
+      continue;
+    }
+    for (size_t i = 0; i + 1 < code.size(); ++i) {
+      bool rdtsc = code[i] == '\x0f' && code[i + 1] == '\x31';
+      bool rdtscp = i + 2 < code.size() && code[i] == '\x0f' && code[i + 1] == '\x01' &&
+                    code[i + 2] == '\xf9';
+      if (rdtsc || rdtscp) {
+        return fmt::format(
+            "the program runs code with no file behind it (generated at run time?) at "
+            "{:#x}-{:#x}, holding the bytes of {} at {:#x}: rdtsc there is not patched, so its "
+            "value was not recorded, and may be why replay diverged",
+            from, to, rdtsc ? "rdtsc" : "rdtscp", from + i);
+      }
+    }
+  }
+  return "";
 }
 
 void RdtscPatcher::note_fork(pid_t parent, pid_t child) {

@@ -75,6 +75,12 @@ class RdtscPatcher {
   /// A process exec'd: its old code is gone.
   void note_exec(pid_t pid);
 
+  /// When rdtsc may have run unseen in process `pid`: the first rdtsc or
+  /// rdtscp byte pattern in an executable mapping with no file behind it
+  /// (code generated at run time, which patching cannot cover), as one
+  /// sentence for a divergence report; empty if there is none.
+  std::string unpatched_rdtsc_hint(pid_t pid) const;
+
   /// Sites patched and files scanned so far (for the record summary).
   uint64_t sites_patched() const { return sites_patched_; }
 

@@ -24,6 +24,7 @@ target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL
 repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
+repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
@@ -31,6 +32,7 @@ set(REPRO_SCENARIOS
   "divergence_report 120"
   "interrupted_recording 300"
   "isolation 120"
+  "jit_rdtsc 120"
   "lost_update_20_of_20 600"
   "real_make 600"
   "real_python_threads 600"
