@@ -13,10 +13,10 @@ namespace {
 // recorder decodes a few at every asynchronous signal.
 class Capstone {
  public:
-  explicit Capstone(bool skip_data) {
+  explicit Capstone(bool skip_data, bool detail = true) {
     ok_ = cs_open(CS_ARCH_X86, CS_MODE_64, &handle_) == CS_ERR_OK;
     if (ok_) {
-      cs_option(handle_, CS_OPT_DETAIL, CS_OPT_ON);
+      cs_option(handle_, CS_OPT_DETAIL, detail ? CS_OPT_ON : CS_OPT_OFF);
       if (skip_data) {  // a linear sweep goes on over undecodable bytes
         cs_option(handle_, CS_OPT_SKIPDATA, CS_OPT_ON);
       }
@@ -40,6 +40,13 @@ class Capstone {
 
 const Capstone& decoder() {
   thread_local const Capstone capstone(/*skip_data=*/false);
+  return capstone;
+}
+
+// Decoding whole functions to find rdtsc needs only instruction ids, and
+// details cost several times the decoding itself.
+const Capstone& scanner() {
+  thread_local const Capstone capstone(/*skip_data=*/false, /*detail=*/false);
   return capstone;
 }
 
@@ -199,10 +206,10 @@ Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t addres
 std::vector<TscInstruction> find_rdtsc_instructions(const uint8_t* code, size_t size,
                                                     uint64_t address) {
   std::vector<TscInstruction> found;
-  if (!decoder().ok()) {
+  if (!scanner().ok()) {
     return found;
   }
-  const csh handle = decoder().handle();
+  const csh handle = scanner().handle();
   cs_insn* insn = cs_malloc(handle);
   while (cs_disasm_iter(handle, &code, &size, &address, insn)) {
     if (insn->id == X86_INS_RDTSC || insn->id == X86_INS_RDTSCP) {
