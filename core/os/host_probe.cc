@@ -116,10 +116,12 @@ class ProbeChild {
       if (got < 0 && errno == EINTR) {
         continue;
       }
-      // A stop reported before the SIGKILL took effect: wait on for the end.
       if (got != pid_ || WIFEXITED(status) || WIFSIGNALED(status)) {
         break;
       }
+      // A tracee still stops on its way out (PTRACE_EVENT_EXIT with
+      // PTRACE_O_TRACEEXIT, even after SIGKILL here) and waits for us.
+      ptrace(PTRACE_CONT, pid_, nullptr, 0);
     }
   }
 
