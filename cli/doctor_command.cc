@@ -18,20 +18,22 @@ std::string yes_no(bool value) { return value ? "yes" : "no"; }
 
 void print_text(const os::HostFacts& facts, const std::vector<os::HostCheck>& checks) {
   for (const os::HostCheck& check : checks) {
-    fmt::print("{:<10}{:<20}{}; {}\n", os::check_status_name(check.status), check.name,
-               check.found, check.consequence);
+    fmt::print("{:<10}{:<20}{}; {}\n", os::check_status_name(check.status), check.name, check.found,
+               check.consequence);
   }
   const os::CpuInfo& cpu = facts.cpu;
   fmt::print("{:<10}{} family {} model {} stepping {}{}\n", "cpu", cpu.vendor, cpu.family,
              cpu.model, cpu.stepping, cpu.brand.empty() ? "" : fmt::format(" ({})", cpu.brand));
-  fmt::print("{:<10}hypervisor: {}; rdtscp: {}; rdrand: {}, rdseed: {} (their results are not "
-             "recorded)\n",
-             "", cpu.hypervisor ? cpu.hypervisor_vendor : "none", yes_no(cpu.rdtscp),
-             yes_no(cpu.rdrand), yes_no(cpu.rdseed));
+  fmt::print(
+      "{:<10}hypervisor: {}; rdtscp: {}; rdrand: {}, rdseed: {} (their results are not "
+      "recorded)\n",
+      "", cpu.hypervisor ? cpu.hypervisor_vendor : "none", yes_no(cpu.rdtscp), yes_no(cpu.rdrand),
+      yes_no(cpu.rdseed));
   if (cpu.xsave) {
-    fmt::print("{:<10}xsave: XCR0 {:#x} (supported {:#x}), area {} bytes ({} with every "
-               "supported feature)\n",
-               "", cpu.xcr0, cpu.xcr0_supported, cpu.xsave_enabled_bytes, cpu.xsave_max_bytes);
+    fmt::print(
+        "{:<10}xsave: XCR0 {:#x} (supported {:#x}), area {} bytes ({} with every "
+        "supported feature)\n",
+        "", cpu.xcr0, cpu.xcr0_supported, cpu.xsave_enabled_bytes, cpu.xsave_max_bytes);
   } else {
     fmt::print("{:<10}xsave: no\n", "");
   }
@@ -44,7 +46,7 @@ void print_text(const os::HostFacts& facts, const std::vector<os::HostCheck>& ch
 }
 
 nlohmann::ordered_json to_json(const os::HostFacts& facts, const std::vector<os::HostCheck>& checks,
-                       os::TscMode tsc_mode) {
+                               os::TscMode tsc_mode) {
   nlohmann::ordered_json json;
   json["checks"] = nlohmann::ordered_json::array();
   for (const os::HostCheck& check : checks) {

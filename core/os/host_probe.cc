@@ -363,8 +363,8 @@ Result<PtraceProbe> probe_ptrace() {
     probe.yama_scope = leading_int(scope);
   }
   // Seizing was the test: `child` is killed and reaped on return.
-  REPRO_ASSIGN_OR_RETURN(ProbeChild child, start_seized([] { return kWorked; },
-                                                        kReproPtraceOptions, &probe.seize_errno));
+  REPRO_ASSIGN_OR_RETURN(ProbeChild child, start_seized([] { return kWorked; }, kReproPtraceOptions,
+                                                        &probe.seize_errno));
   return probe;
 }
 
@@ -531,8 +531,8 @@ Result<DebugRegisterProbe> probe_debug_registers() {
                            }
                            // DR6 bits B0 and B1 say which register fired.
                            errno = 0;
-                           long dr6 = ptrace(PTRACE_PEEKUSER, child.pid(),
-                                             debug_register_offset(6), nullptr);
+                           long dr6 = ptrace(PTRACE_PEEKUSER, child.pid(), debug_register_offset(6),
+                                             nullptr);
                            if (errno == 0) {
                              probe.breakpoint_fired |= (dr6 & 1) != 0;
                              probe.watchpoint_fired |= (dr6 & 2) != 0;

@@ -106,8 +106,8 @@ Result<AslrProbe> probe_disable_aslr();
 
 /// CPUID faulting: arch_prctl(ARCH_SET_CPUID, 0), then cpuid, in a child.
 struct CpuidFaultProbe {
-  int get_result = -1;    // arch_prctl(ARCH_GET_CPUID): 1 cpuid runs, 0 it faults, -1 failed
-  int set_errno = 0;      // errno of ARCH_SET_CPUID (ENODEV: no CPU or hypervisor support)
+  int get_result = -1;        // arch_prctl(ARCH_GET_CPUID): 1 cpuid runs, 0 it faults, -1 failed
+  int set_errno = 0;          // errno of ARCH_SET_CPUID (ENODEV: no CPU or hypervisor support)
   bool cpuid_faults = false;  // cpuid then raised SIGSEGV
   bool works() const { return set_errno == 0 && cpuid_faults; }
 };
@@ -161,17 +161,17 @@ struct CpuInfo {
   uint32_t family = 0;
   uint32_t model = 0;
   uint32_t stepping = 0;
-  bool hypervisor = false;        // leaf 1 ecx bit 31
-  std::string hypervisor_vendor;  // leaf 0x40000000, e.g. "KVMKVMKVM"
-  bool rdtscp = false;            // leaf 0x80000001 edx bit 27
-  bool rdrand = false;            // leaf 1 ecx bit 30
-  bool rdseed = false;            // leaf 7 ebx bit 18
-  bool xsave = false;             // leaf 1 ecx bit 26
-  bool osxsave = false;           // leaf 1 ecx bit 27: the kernel enabled xsave
-  uint64_t xcr0_supported = 0;    // leaf 0xd sub 0 edx:eax
+  bool hypervisor = false;           // leaf 1 ecx bit 31
+  std::string hypervisor_vendor;     // leaf 0x40000000, e.g. "KVMKVMKVM"
+  bool rdtscp = false;               // leaf 0x80000001 edx bit 27
+  bool rdrand = false;               // leaf 1 ecx bit 30
+  bool rdseed = false;               // leaf 7 ebx bit 18
+  bool xsave = false;                // leaf 1 ecx bit 26
+  bool osxsave = false;              // leaf 1 ecx bit 27: the kernel enabled xsave
+  uint64_t xcr0_supported = 0;       // leaf 0xd sub 0 edx:eax
   uint32_t xsave_enabled_bytes = 0;  // leaf 0xd sub 0 ebx: the area for what XCR0 enables
   uint32_t xsave_max_bytes = 0;      // leaf 0xd sub 0 ecx: the area for every supported feature
-  uint64_t xcr0 = 0;              // xgetbv(0), when osxsave
+  uint64_t xcr0 = 0;                 // xgetbv(0), when osxsave
 };
 
 /// cpuid in this process (it cannot fault here). Never fails.

@@ -49,15 +49,16 @@ HostCheck assess_ptrace(const Result<PtraceProbe>& probe) {
                       "repro can trace the programs it runs");
   }
   if (probe->yama_scope >= 2) {
-    missing = probe->yama_scope == 2
-                  ? "repro cannot record or replay: yama ptrace_scope 2 allows ptrace only with "
-                    "CAP_SYS_PTRACE"
-                  : "repro cannot record or replay: yama ptrace_scope 3 forbids ptrace until reboot";
+    missing =
+        probe->yama_scope == 2
+            ? "repro cannot record or replay: yama ptrace_scope 2 allows ptrace only with "
+              "CAP_SYS_PTRACE"
+            : "repro cannot record or replay: yama ptrace_scope 3 forbids ptrace until reboot";
   }
-  return make_check(kName, true, CheckStatus::kMissing,
-                    fmt::format("{}; PTRACE_SEIZE of a child failed: {}", yama,
-                                errno_text(probe->seize_errno)),
-                    missing, "ptrace is not permitted");
+  return make_check(
+      kName, true, CheckStatus::kMissing,
+      fmt::format("{}; PTRACE_SEIZE of a child failed: {}", yama, errno_text(probe->seize_errno)),
+      missing, "ptrace is not permitted");
 }
 
 HostCheck assess_seccomp_inherited(const Result<SeccompStatus>& probe) {
@@ -67,8 +68,7 @@ HostCheck assess_seccomp_inherited(const Result<SeccompStatus>& probe) {
                       "not needed: informational only");
   }
   if (probe->mode < 0) {
-    return make_check(kName, false, CheckStatus::kMissing,
-                      "/proc/self/status has no Seccomp line",
+    return make_check(kName, false, CheckStatus::kMissing, "/proc/self/status has no Seccomp line",
                       "not needed: informational, but this kernel seems to lack seccomp (see "
                       "seccomp-trace)");
   }
@@ -103,8 +103,7 @@ HostCheck assess_seccomp_trace(const Result<SeccompTraceProbe>& probe) {
     // The ptrace line says why; the verdict need not say it twice.
     return make_check(
         kName, true, CheckStatus::kMissing,
-        fmt::format("not tried: PTRACE_SEIZE failed: {}", errno_text(probe->seize_errno)),
-        missing);
+        fmt::format("not tried: PTRACE_SEIZE failed: {}", errno_text(probe->seize_errno)), missing);
   }
   std::string found;
   if (probe->filter_errno != 0) {
@@ -147,11 +146,10 @@ HostCheck assess_aslr(const Result<AslrProbe>& probe) {
     return make_check(kName, true, CheckStatus::kOk, "personality(ADDR_NO_RANDOMIZE) takes effect",
                       "programs get the same addresses when recorded and replayed");
   }
-  std::string found =
-      probe->personality_errno != 0
-          ? fmt::format("personality(ADDR_NO_RANDOMIZE) failed: {}",
-                        errno_text(probe->personality_errno))
-          : "personality(ADDR_NO_RANDOMIZE) was accepted, but the flag is not set";
+  std::string found = probe->personality_errno != 0
+                          ? fmt::format("personality(ADDR_NO_RANDOMIZE) failed: {}",
+                                        errno_text(probe->personality_errno))
+                          : "personality(ADDR_NO_RANDOMIZE) was accepted, but the flag is not set";
   return make_check(kName, true, CheckStatus::kMissing, found, missing, phrase);
 }
 
