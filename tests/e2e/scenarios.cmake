@@ -29,6 +29,7 @@ repro_scenario_program(scenario_isolation_client isolation_client.c)
 set(REPRO_SCENARIOS
   "bad_input 300"
   "divergence_report 120"
+  "doctor 120"
   "interrupted_recording 300"
   "isolation 120"
   "lost_update_20_of_20 600"
