@@ -96,7 +96,8 @@ class DoctorCommand : public Command {
         "  OK        works here\n"
         "  DEGRADED  does not fully work; repro falls back to something slower or narrower\n"
         "  MISSING   does not work; if repro needs it, repro cannot record here\n"
-        "Checks repro does not need say \"not needed\" and never change the verdict.\n"
+        "Only the checks repro needs (ptrace, seccomp-trace, disable-aslr, rdtsc-trap,\n"
+        "cpu-pinning) decide the verdict; the others are for information.\n"
         "The rdtsc-trap line tells the rdtsc mode: trapped and emulated, or patching mode\n"
         "(REPRO_TSC=patch in the environment forces patching mode).\n"
         "Exit status: 0 if repro can record here, 1 if a needed check is MISSING.");

@@ -61,6 +61,15 @@ TEST_CASE("a host where every probe worked gets every check ok and works", "[os]
   }
   CHECK(can_record(checks));
   CHECK(verdict(checks) == "repro works here");
+  // The list `repro doctor --help` and docs/cli.md give.
+  std::vector<std::string> needed;
+  for (const HostCheck& check : checks) {
+    if (check.needed) {
+      needed.push_back(check.name);
+    }
+  }
+  CHECK(needed == std::vector<std::string>{"ptrace", "seccomp-trace", "disable-aslr", "rdtsc-trap",
+                                           "cpu-pinning"});
 }
 
 TEST_CASE("a denied ptrace makes the host unable to record and says so once", "[os][host]") {
