@@ -175,23 +175,24 @@ HostCheck assess_tsc(const Result<TscTrapProbe>& probe, TscMode mode) {
 
 HostCheck assess_cpuid_faulting(const Result<CpuidFaultProbe>& probe) {
   constexpr const char* kName = "cpuid-faulting";
-  if (probe.is_ok() && probe->works()) {
+  const char* not_trapped =
+      "cpuid cannot be trapped: traces replay only on the same CPU model (the header records it)";
+  if (!probe.is_ok()) {
+    return make_check(kName, false, CheckStatus::kDegraded, probe_failed(probe.status()),
+                      not_trapped);
+  }
+  std::string get = fmt::format("arch_prctl(ARCH_GET_CPUID) = {}", probe->get_result);
+  if (probe->works()) {
     return make_check(kName, false, CheckStatus::kOk,
-                      "cpuid faults after arch_prctl(ARCH_SET_CPUID, 0)",
+                      get + "; after ARCH_SET_CPUID 0, cpuid faults",
                       "not needed: repro does not trap cpuid yet, so traces replay only on the "
                       "same CPU model (the header records it)");
   }
-  std::string found;
-  if (!probe.is_ok()) {
-    found = probe_failed(probe.status());
-  } else if (probe->set_errno != 0) {
-    found = fmt::format("arch_prctl(ARCH_SET_CPUID, 0) failed: {}", errno_text(probe->set_errno));
-  } else {
-    found = "arch_prctl(ARCH_SET_CPUID, 0) was accepted, but cpuid still runs";
-  }
-  return make_check(kName, false, CheckStatus::kDegraded, found,
-                    "cpuid cannot be trapped: traces replay only on the same CPU model (the "
-                    "header records it)");
+  std::string found =
+      probe->set_errno != 0
+          ? fmt::format("{}; ARCH_SET_CPUID 0 failed: {}", get, errno_text(probe->set_errno))
+          : get + "; ARCH_SET_CPUID 0 was accepted, but cpuid still runs";
+  return make_check(kName, false, CheckStatus::kDegraded, found, not_trapped);
 }
 
 HostCheck assess_perf_counters(const PerfCounterProbe& probe) {
