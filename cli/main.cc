@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   entries.push_back({"dump", "print a trace's header and events, one per line", make_dump_command()});
   entries.push_back({"check", "validate a trace: complete, incomplete, or corrupt", make_check_command()});
   entries.push_back({"syscalls", "print the syscall table, or one syscall's row", make_syscalls_command()});
+  entries.push_back({"doctor", "what this host allows and what repro does about it", make_doctor_command()});
 
   std::vector<std::pair<CLI::App*, Command*>> subs;
   for (auto& entry : entries) {

@@ -26,6 +26,7 @@
 #include "core/base/check.h"
 #include "core/os/auxv.h"
 #include "core/os/host_probe.h"
+#include "core/os/host_report.h"
 #include "core/os/memory_hash.h"
 #include "core/os/signal_frame.h"
 #include "core/os/spawn.h"
@@ -84,24 +85,25 @@ bool is_denied(int number) {
 // Trapping where the host makes rdtsc fault, patching elsewhere or when
 // REPRO_TSC=patch asks for it. The host is probed for real: some accept
 // PR_SET_TSC and still let rdtsc run.
-Result<format::TscMode> choose_tsc_mode(const RecordOptions& options) {
+Result<format::TscMode> recording_tsc_mode(const RecordOptions& options) {
   REPRO_ASSIGN_OR_RETURN(os::TscRequest request, os::tsc_request_from_env());
   if (request == os::TscRequest::kPatch) {
     return format::TscMode::kPatch;
   }
-  REPRO_ASSIGN_OR_RETURN(os::TscTrapProbe probe, os::probe_tsc_trapping());
-  if (probe.traps()) {
+  Result<os::TscTrapProbe> probe = os::probe_tsc_trapping();
+  REPRO_RETURN_IF_ERROR(probe.status());
+  if (os::choose_tsc_mode(probe, request) == os::TscMode::kTrap) {
     return format::TscMode::kTrap;
   }
   if (request == os::TscRequest::kTrap) {
     return Status::error(StatusCode::kUnsupported,
                          fmt::format("REPRO_TSC=trap, but this host does not trap rdtsc ({})",
-                                     probe.describe()));
+                                     probe->describe()));
   }
   if (options.on_warning) {
     options.on_warning(fmt::format("this host does not trap rdtsc ({}): recording in patching "
                                    "mode; see 'repro doctor'",
-                                   probe.describe()));
+                                   probe->describe()));
   }
   return format::TscMode::kPatch;
 }
@@ -123,7 +125,7 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   }
   REPRO_ASSIGN_OR_RETURN(std::string exe_path, os::find_program(options.argv[0]));
   std::unique_ptr<RecordSession> session(new RecordSession(options));
-  REPRO_ASSIGN_OR_RETURN(format::TscMode tsc_mode, choose_tsc_mode(options));
+  REPRO_ASSIGN_OR_RETURN(format::TscMode tsc_mode, recording_tsc_mode(options));
   session->patch_rdtsc_ = tsc_mode == format::TscMode::kPatch;
 
   // The tracer waits for tracee stops and its own SIGINT/SIGTERM on one fd.

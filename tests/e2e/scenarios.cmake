@@ -30,6 +30,7 @@ repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 set(REPRO_SCENARIOS
   "bad_input 300"
   "divergence_report 120"
+  "doctor 120"
   "interrupted_recording 300"
   "isolation 120"
   "jit_rdtsc 120"
