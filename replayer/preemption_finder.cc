@@ -35,7 +35,7 @@
 namespace repro::replayer {
 namespace {
 
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = os::kPageBytes;
 static_assert(patch::kTrampolinePageBytes <= kPage);
 
 // A free page within reach of a rel32 jump from `target` (and of the
@@ -141,9 +141,10 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       if (xstate_hash != event.extended_registers_hash) {
         difference = "FPU/SSE registers";
       } else {
-        REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid, trampoline));
-        if (memory_hash != event.memory_hash) {
-          difference = fmt::format("writable memory (hash {:#x})", memory_hash);
+        REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory,
+                               os::hash_writable_memory(t.pid, trampoline));
+        if (memory.hash != event.memory_hash) {
+          difference = fmt::format("writable memory (hash {:#x})", memory.hash);
         }
       }
     }

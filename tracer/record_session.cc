@@ -260,13 +260,13 @@ Status RecordSession::log_entered(Thread& t) {
 Status RecordSession::log_preempt(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
-  REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
+  REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory, os::hash_writable_memory(t.pid));
   event_.clear();
   event_.kind = format::EventKind::kPreempt;
   event_.thread = t.index;
   event_.registers = registers_bytes(regs);
   event_.extended_registers_hash = xstate_hash;
-  event_.memory_hash = memory_hash;
+  event_.memory_hash = memory.hash;
   return log(event_);
 }
 
