@@ -24,6 +24,7 @@ target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL
 repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
+repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
@@ -32,6 +33,7 @@ set(REPRO_SCENARIOS
   "interrupted_recording 300"
   "isolation 120"
   "lost_update_20_of_20 600"
+  "memory_divergence 120"
   "real_make 600"
   "real_python_threads 600"
   "real_shell_pipeline 300"
