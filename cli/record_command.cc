@@ -35,6 +35,11 @@ class RecordCommand : public Command {
         ->capture_default_str()
         ->check(CLI::Range(1, 10000));
     sub->add_flag("--no-pin", no_pin_, "do not bind repro and the program to one CPU");
+    sub->add_option("--snapshot-budget-mib", snapshot_budget_mib_,
+                    "MiB of memory page copies the trace may hold, so that a replay that "
+                    "diverges in memory can show the recorded bytes (0: none)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 65536));
     sub->add_option("program", argv_, "the program and its arguments (after --)")->required();
     sub->footer(
         "repro prints the trace path on stderr and exits with the program's status\n"
@@ -61,6 +66,7 @@ class RecordCommand : public Command {
     options.on_warning = [](const std::string& warning) {
       fmt::print(stderr, "repro: warning: {}\n", warning);
     };
+    options.snapshot_budget_bytes = snapshot_budget_mib_ << 20;
     auto session = tracer::RecordSession::start(options);
     if (!session.is_ok()) {
       return report_error(session.status());
@@ -95,6 +101,7 @@ class RecordCommand : public Command {
   std::string output_;
   int slice_ms_ = 50;
   bool no_pin_ = false;
+  uint64_t snapshot_budget_mib_ = tracer::kDefaultSnapshotBudgetBytes >> 20;
   std::vector<std::string> argv_;
 };
 

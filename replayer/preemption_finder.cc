@@ -20,22 +20,31 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <utility>
 
+#include "core/format/content_id.h"
 #include "core/os/memory_hash.h"
 #include "core/patch/conditional_trap.h"
 #include "core/patch/instruction.h"
 #include "core/syscalls/syscall_table.h"
 #include "replayer/divergence.h"
+#include "replayer/memory_difference.h"
 #include "replayer/replay_session.h"
+#ifdef REPRO_HAVE_DIAG
+#include "core/diag/data_address.h"
+#endif
 
 namespace repro::replayer {
 namespace {
 
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = os::kPageBytes;
 static_assert(patch::kTrampolinePageBytes <= kPage);
 
 // A free page within reach of a rel32 jump from `target` (and of the
@@ -73,6 +82,57 @@ uint64_t free_page_near(pid_t pid, uint64_t target) {
     previous_end = std::max<uint64_t>(previous_end, end);
   }
   return best;
+}
+
+// One line of /proc/PID/maps.
+struct MapsLine {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::string perms;
+  uint64_t offset = 0;
+  std::string path;  // "" for anonymous memory
+};
+
+// The lines of /proc/PID/maps; empty if it cannot be read.
+std::vector<MapsLine> read_maps(pid_t pid) {
+  std::vector<MapsLine> lines;
+  std::ifstream maps(fmt::format("/proc/{}/maps", pid));
+  for (std::string text; std::getline(maps, text);) {
+    MapsLine line;
+    char perms[8] = {};
+    int path_at = 0;
+    if (std::sscanf(text.c_str(), "%lx-%lx %7s %lx %*s %*s %n", &line.start, &line.end, perms,
+                    &line.offset, &path_at) < 4) {
+      continue;
+    }
+    line.perms = perms;
+    if (path_at > 0 && static_cast<size_t>(path_at) < text.size()) {
+      line.path = text.substr(static_cast<size_t>(path_at));
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+// The content id of the file at `path`, which replay executed: its name
+// when that is one (the trace's files/), else the hash of its bytes (the
+// private executable copy ExecPaths made, or a file that is not the
+// trace's, whose id then names nothing); "" if it cannot be read.
+std::string content_id_of_file(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  if (format::is_valid_content_id(name)) {
+    return name;
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return "";
+  }
+  format::ContentHasher hasher;
+  char buffer[1 << 16];
+  while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
+    hasher.update(buffer, static_cast<size_t>(file.gcount()));
+  }
+  return hasher.content_id();
 }
 
 }  // namespace
@@ -127,13 +187,16 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
 
   uint64_t trampoline = 0;  // page mapped in the tracee, once in use
   // How the state differed where the search began and at the last checked
-  // visit, for the report if none matches.
+  // visit, for the report if none matches; for memory, where it differed.
   std::string start_difference;
   std::string last_difference;
+  std::optional<MemoryFinding> start_memory;
+  std::optional<MemoryFinding> last_memory;
   uint64_t checked_visits = 0;
   // `regs` are the thread's registers as they would be at the target.
   auto matches = [&](const os::Registers& regs) -> Result<bool> {
     std::string difference;
+    last_memory.reset();
     if (!os::same_user_state(regs, recorded)) {
       difference = "registers: " + os::describe_register_differences(regs, recorded);
     } else {
@@ -141,14 +204,25 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       if (xstate_hash != event.extended_registers_hash) {
         difference = "FPU/SSE registers";
       } else {
-        REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid, trampoline));
-        if (memory_hash != event.memory_hash) {
-          difference = fmt::format("writable memory (hash {:#x})", memory_hash);
+        REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory,
+                               os::hash_writable_memory(t.pid, trampoline));
+        if (memory.hash != event.memory_hash) {
+          difference = "writable memory";
+          // Found now, named only if replay diverges: most visits that
+          // differ are followed by one that matches.
+          if (event.page_hashes.empty()) {
+            difference += fmt::format(" (hash {:#x}; the trace has no page hashes)", memory.hash);
+          } else {
+            last_memory = find_memory_difference(t, event, memory);
+          }
         }
       }
     }
     last_difference = difference;
     return difference.empty();
+  };
+  auto described = [&](const std::string& difference, const std::optional<MemoryFinding>& memory) {
+    return memory ? difference + describe_memory(t, *memory) : difference;
   };
 
   // A thread parked at a seccomp stop has not returned from its syscall yet;
@@ -160,6 +234,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       return Status::ok();
     }
     start_difference = std::exchange(last_difference, "");
+    start_memory = std::exchange(last_memory, std::nullopt);
   }
   const uint64_t target = recorded.rip;
   uint8_t code[patch::kRunCodeBytes] = {};
@@ -180,10 +255,11 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
 
   auto visit_note = [&]() -> std::string {
     if (checked_visits == 0) {
-      return "; it never reached that rip; where it stood it differed in " + start_difference;
+      return "; it never reached that rip; where it stood it differed in " +
+             described(start_difference, start_memory);
     }
     return fmt::format("; at the last of {} visits whose state was checked it differed in {}",
-                       checked_visits, last_difference);
+                       checked_visits, described(last_difference, last_memory));
   };
   const std::string expected = fmt::format("a preemption at rip {:#x}", target);
   // Where the thread stands when it stopped elsewhere than at the point.
@@ -414,6 +490,150 @@ Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t tar
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, target, jump->data(), jump->size()));
   *code = std::move(*built);
   return page;
+}
+
+// ---------------------------------------------------------------------------
+// Saying where memory differs
+
+void ReplaySession::note_for_memory_reports(const format::Event& event) {
+  auto it = threads_.find(event.thread);
+  if (event.kind == format::EventKind::kExec) {
+    exec_paths_by_content_[event.content_id] = event.path;
+  }
+  if (it == threads_.end()) {
+    return;
+  }
+  const pid_t pid = it->second.pid;
+  switch (event.kind) {
+    case format::EventKind::kPreempt: {
+      auto& copies = page_copies_[pid];
+      for (const format::MemoryWrite& copy : event.writes) {
+        if (copy.bytes.size() == kPage) {
+          copies[copy.address] = copy.bytes;
+        }
+      }
+      break;
+    }
+    case format::EventKind::kExec:
+      page_copies_.erase(pid);
+      break;
+    case format::EventKind::kThreadExit: {
+      // The last thread of a process: its pid may be reused by another.
+      bool others = std::any_of(threads_.begin(), threads_.end(), [&](const auto& entry) {
+        return entry.first != event.thread && entry.second.pid == pid &&
+               entry.second.where != ReplayThread::Where::kGone;
+      });
+      if (!others) {
+        page_copies_.erase(pid);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+MemoryFinding ReplaySession::find_memory_difference(const ReplayThread& t,
+                                                    const format::Event& event,
+                                                    const os::WritableMemory& memory) {
+  MemoryFinding finding;
+  finding.difference = first_memory_difference(event.page_hashes, memory.pages);
+  if (finding.difference.kind != MemoryDifference::Kind::kPage) {
+    return finding;
+  }
+  const uint64_t page = finding.difference.start;
+  const uint64_t recorded_hash = finding.difference.recorded_hash;
+  if (recorded_hash == os::zero_page_hash()) {
+    finding.recorded_page = std::string(kPage, '\0');  // the recorder copies no page of zeros
+  } else if (auto process = page_copies_.find(t.pid); process != page_copies_.end()) {
+    auto copy = process->second.find(page);
+    if (copy != process->second.end() && os::page_hash(copy->second.data()) == recorded_hash) {
+      finding.recorded_page = copy->second;
+    }
+  }
+  auto bytes = os::read_memory(t.tid, page, kPage);
+  if (bytes.is_ok()) {
+    finding.replayed_page = std::move(*bytes);
+  }
+  return finding;
+}
+
+std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFinding& finding) {
+  const std::vector<MapsLine> maps = read_maps(t.pid);
+  std::vector<diag::MappedModule> modules = mapped_files_.modules();
+  // The kernel mapped the executable from the trace's copy (or a private
+  // copy of it): name it by the path the recording executed. An exec the
+  // replay loop did not see is the first, which start() made.
+  std::map<std::string, std::string> exec_names;  // path in maps -> recorded path
+  std::error_code error;
+  std::string exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", t.pid), error);
+  if (!error) {
+    auto recorded = exec_paths_by_content_.find(content_id_of_file(exe));
+    exec_names[exe] = recorded != exec_paths_by_content_.end() ? recorded->second
+                                                               : reader_->header().exe_path;
+    diag::MappedModule module{.recorded_path = exec_names[exe], .file_path = exe};
+    uint64_t end = 0;
+    for (const MapsLine& line : maps) {
+      if (line.path != exe) {
+        continue;
+      }
+      if (line.offset == 0 && module.start == 0) {
+        module.start = line.start;
+      }
+      end = std::max(end, line.end);
+    }
+    if (module.start != 0 && end > module.start) {
+      module.length_bytes = end - module.start;
+      modules.push_back(std::move(module));
+    }
+  }
+  std::sort(modules.begin(), modules.end(),
+            [](const auto& a, const auto& b) { return a.start < b.start; });
+
+  // A maps line's name: the recorded path of the file replay mapped there,
+  // else the kernel's name for it.
+  auto line_name = [&](const MapsLine& line) -> std::string {
+    for (const diag::MappedModule& module : mapped_files_.modules()) {
+      if (line.start >= module.start && line.start < module.start + module.length_bytes &&
+          (line.path.empty() || line.path == module.file_path)) {
+        return module.recorded_path;
+      }
+    }
+    auto exec = exec_names.find(line.path);
+    if (exec != exec_names.end()) {
+      return exec->second;
+    }
+    return line.path;
+  };
+  AddressNamer namer;
+  namer.name_address = [&](uint64_t address) -> std::string {
+#ifdef REPRO_HAVE_DIAG
+    std::string symbol = diag::describe_data_address(t.pid, address, modules);
+    if (!symbol.empty()) {
+      return symbol;
+    }
+#endif
+    for (const MapsLine& line : maps) {
+      if (address >= line.start && address < line.end) {
+        std::string name = line_name(line);
+        return name.empty() ? fmt::format("in anonymous memory {:#x}-{:#x}", line.start, line.end)
+                            : "in " + name;
+      }
+    }
+    return "";
+  };
+  namer.name_range = [&](uint64_t start, uint64_t end) -> std::string {
+    std::string text;
+    for (const MapsLine& line : maps) {
+      if (line.start < end && start < line.end) {
+        std::string name = line_name(line);
+        text += fmt::format("{}{} {}", text.empty() ? "" : ", ",
+                            name.empty() ? "anonymous memory" : name, line.perms);
+      }
+    }
+    return text;
+  };
+  return describe_memory_finding(finding, namer);
 }
 
 }  // namespace repro::replayer

@@ -546,6 +546,7 @@ Result<ReplayOutcome> ReplaySession::run() {
 }
 
 Status ReplaySession::replay_event(const format::Event& event) {
+  note_for_memory_reports(event);
   switch (event.kind) {
     case format::EventKind::kThreadStart:
       return on_thread_start(event);

@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/status.h"
@@ -35,6 +36,7 @@
 #include "core/patch/rdtsc_patcher.h"
 #include "replayer/exec_paths.h"
 #include "replayer/mapped_files.h"
+#include "replayer/memory_difference.h"
 #include "replayer/replay_thread.h"
 
 namespace repro::replayer {
@@ -156,6 +158,16 @@ class ReplaySession {
   Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info, bool synchronous);
   Status settle_after_step(ReplayThread& t);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
+  /// Keeps what a report on a preemption point's memory needs from `event`
+  /// (its page copies, an executable's recorded path) and drops the copies
+  /// of a process whose memory the event replaces (exec) or ends.
+  void note_for_memory_reports(const format::Event& event);
+  /// Where `memory` (t's process at a visit) first differs from `event`'s
+  /// pages, with that page's bytes on both sides where known.
+  MemoryFinding find_memory_difference(const ReplayThread& t, const format::Event& event,
+                                       const os::WritableMemory& memory);
+  /// describe_memory_finding(), naming addresses in t's process.
+  std::string describe_memory(const ReplayThread& t, const MemoryFinding& finding);
   /// Maps a conditional-trap trampoline for the instruction at `target`
   /// and jumps to it from there (see core/patch/conditional_trap.h).
   Result<uint64_t> install_trampoline(ReplayThread& t, uint64_t target, const os::Registers& want,
@@ -189,6 +201,12 @@ class ReplaySession {
   bool scan_for_rdtsc_ = false;   // replay finds and patches rdtsc sites itself
   std::string mapped_path_;    // path of the last kMappedFile event
   int64_t mapped_offset_ = 0;  // and its result (address, or file offset of a write)
+  // For memory divergence reports (preemption_finder.cc): the page copies
+  // of preempt events per live process (page address -> bytes; a copy is
+  // used only if its hash is the recorded page hash, so a stale one is
+  // harmless), and the recorded path of each executable by content id.
+  std::map<pid_t, std::unordered_map<uint64_t, std::string>> page_copies_;
+  std::map<std::string, std::string> exec_paths_by_content_;
   uint64_t event_index_ = 0;
   pid_t root_pid_ = 0;
   bool root_reaped_ = false;

@@ -115,7 +115,8 @@ std::string registers_bytes(const os::Registers& regs) {
 }  // namespace
 
 
-RecordSession::RecordSession(const RecordOptions& options) : options_(options) {}
+RecordSession::RecordSession(const RecordOptions& options)
+    : options_(options), snapshot_bytes_left_(options.snapshot_budget_bytes) {}
 
 RecordSession::~RecordSession() { kill_all(); }
 
@@ -209,6 +210,7 @@ Status RecordSession::begin(pid_t pid, const std::string& exe_path) {
 }
 
 Status RecordSession::log(const format::Event& event) {
+  forget_page_copies(event);
   Status status = writer_->append(event);
   if (!status.is_ok()) {
     return status.context(fmt::format("writing trace '{}'", options_.trace_dir));
@@ -292,14 +294,53 @@ Status RecordSession::log_entered(Thread& t) {
 Status RecordSession::log_preempt(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
-  REPRO_ASSIGN_OR_RETURN(uint64_t memory_hash, os::hash_writable_memory(t.pid));
   event_.clear();
+  // Copies, made in the hashing pass: of the pages whose content changed
+  // since this process's last copy of them, while the budget lasts. A page
+  // of zeros needs none (its hash says what it holds), which keeps thread
+  // stacks and fresh heap out of the budget.
+  os::PageVisitor copy_changed;
+  if (snapshot_bytes_left_ >= os::kPageBytes) {
+    copy_changed = [&, copies = &page_copies_[t.pid]](const os::PageHash& page,
+                                                      const char* bytes) {
+      if (page.hash == os::zero_page_hash()) {
+        copies->erase(page.address);
+        return;
+      }
+      auto it = copies->find(page.address);
+      if ((it != copies->end() && it->second == page.hash) ||
+          snapshot_bytes_left_ < os::kPageBytes) {
+        return;
+      }
+      (*copies)[page.address] = page.hash;
+      snapshot_bytes_left_ -= os::kPageBytes;
+      event_.writes.push_back({page.address, std::string(bytes, os::kPageBytes)});
+    };
+  }
+  REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory, os::hash_writable_memory(t.pid, 0, copy_changed));
   event_.kind = format::EventKind::kPreempt;
   event_.thread = t.index;
   event_.registers = registers_bytes(regs);
   event_.extended_registers_hash = xstate_hash;
-  event_.memory_hash = memory_hash;
+  event_.memory_hash = memory.hash;
+  event_.page_hashes.resize(memory.pages.size());
+  for (size_t i = 0; i < memory.pages.size(); ++i) {
+    event_.page_hashes[i] = {memory.pages[i].address, memory.pages[i].hash};
+  }
   return log(event_);
+}
+
+void RecordSession::forget_page_copies(const format::Event& event) {
+  if (event.kind == format::EventKind::kThreadStart && (event.clone_flags & CLONE_THREAD) == 0) {
+    page_copies_.erase(event.recorded_tid);  // a new process (its pid may be reused)
+  } else if (event.kind == format::EventKind::kExec) {
+    for (const auto& [tid, thread] : threads_) {
+      if (thread->index == event.thread) {
+        page_copies_.erase(thread->pid);
+        break;
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

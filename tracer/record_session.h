@@ -31,6 +31,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/scoped_fd.h"
@@ -42,6 +43,18 @@
 
 namespace repro::tracer {
 
+/// Default RecordOptions::snapshot_budget_bytes. Page copies only help a
+/// divergence report show the recorded bytes, so they must stay a small
+/// part of a trace, yet cover the first preemption of the programs we
+/// record whole: a small C program has 15-60 non-zero writable pages
+/// (tests/programs), CPython 3.11 about 1700 (6.5 MiB) at its first
+/// preemption after start-up. 16 MiB covers that twice over; measured, a
+/// recording of python3 with two threads (through pyenv's shell shims) used
+/// 14 MiB of copies, which grew its events from 1.0 to 4.9 MB beside 30 MB
+/// of files/. Too small shows as reports that say the trace holds no copy
+/// of the page; too large, as traces that grow by the budget.
+constexpr uint64_t kDefaultSnapshotBudgetBytes = uint64_t{16} << 20;
+
 struct RecordOptions {
   std::string trace_dir;                 // must not exist yet
   std::vector<std::string> argv;         // argv[0] is the program as the user named it
@@ -50,6 +63,8 @@ struct RecordOptions {
   bool pin_to_one_cpu = true;            // tracer and tracees share one CPU (cheaper stops)
   /// Called with a warning line (the host runs repro degraded, ...).
   std::function<void(const std::string&)> on_warning;
+  /// Bytes of page copies that preempt events may carry in all (0: none).
+  uint64_t snapshot_budget_bytes = kDefaultSnapshotBudgetBytes;
 };
 
 struct RecordOutcome {
@@ -101,6 +116,9 @@ class RecordSession {
   void release_cpu(Thread& t);
   Status log_entered(Thread& t);
   Status log_preempt(Thread& t);
+  /// Forgets the page copies of a process whose memory `event` replaces
+  /// (a new process, an exec): its next preempt event copies afresh.
+  void forget_page_copies(const format::Event& event);
   Status log_mapped_file(Thread& t, int fd, uint64_t address);
   Status note_write_to_shared_file(Thread& t, int64_t written);
   /// If t stopped (with `signal`) at an rdtsc or rdtscp, trapped or
@@ -165,6 +183,11 @@ class RecordSession {
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
   bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
   format::Event event_;       // reused to avoid allocation per event
+  // Page copies in preempt events (log_preempt): the bytes of copies the
+  // snapshot budget still allows, and per process, page address -> hash of
+  // the page's last copy (a page absent here needs none while it is zeros).
+  uint64_t snapshot_bytes_left_ = 0;
+  std::map<pid_t, std::unordered_map<uint64_t, uint64_t>> page_copies_;
   // Exits of threads killed by a sibling's execve, logged after its exec.
   std::map<pid_t, std::vector<format::Event>> deferred_exits_;
 };

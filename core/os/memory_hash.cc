@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -14,20 +15,21 @@
 
 namespace repro::os {
 
-Result<uint64_t> hash_writable_memory(pid_t pid, uint64_t skipped_mapping) {
+Result<WritableMemory> hash_writable_memory(pid_t pid, uint64_t skipped_mapping,
+                                            const PageVisitor& visit) {
   std::string maps_path = fmt::format("/proc/{}/maps", pid);
   std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
   if (!maps) {
     return Status::from_errno(errno, fmt::format("opening '{}'", maps_path));
   }
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_64bits_reset(state);
+  WritableMemory memory;
   // Not zeroed (a memset of it would cost as much as a small program's
-  // hash): every byte hashed was read first.
+  // hash): every byte hashed was read first. 1 MiB: large enough that the
+  // syscall per read is lost in the hashing, small enough to stay in L2.
   constexpr size_t kBufferBytes = 1 << 20;
+  static_assert(kBufferBytes % kPageBytes == 0);
   auto buffer = std::make_unique_for_overwrite<char[]>(kBufferBytes);
   char line[512];
-  unsigned long previous_end = 0;
   while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
     unsigned long start = 0;
     unsigned long end = 0;
@@ -39,27 +41,56 @@ Result<uint64_t> hash_writable_memory(pid_t pid, uint64_t skipped_mapping) {
         std::strstr(line, "[vsyscall]") != nullptr) {
       continue;
     }
-    // Replay may map a file as anonymous memory (a trace on a noexec
-    // mount), which the kernel may merge with a neighbour: hash contiguous
-    // runs, not the mappings' boundaries.
-    if (start != previous_end) {
-      XXH3_64bits_update(state, &start, sizeof start);
-    }
-    previous_end = end;
     for (unsigned long at = start; at < end;) {
       size_t n = std::min<unsigned long>(kBufferBytes, end - at);
       iovec local{buffer.get(), n};
       iovec remote{reinterpret_cast<void*>(at), n};
       ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-      if (got <= 0) {
+      // A read stops at the first page it cannot read; the next read, from
+      // there, fails. Mappings are page-aligned, so whole pages came in.
+      size_t whole_pages = got > 0 ? static_cast<size_t>(got) / kPageBytes : 0;
+      if (whole_pages == 0) {
         break;  // unreadable tail (e.g. beyond a file's end): same on both sides
       }
-      XXH3_64bits_update(state, buffer.get(), static_cast<size_t>(got));
-      at += static_cast<unsigned long>(got);
+      for (size_t i = 0; i < whole_pages; ++i) {
+        const char* bytes = buffer.get() + i * kPageBytes;
+        PageHash page{at + i * kPageBytes, page_hash(bytes)};
+        if (visit) {
+          visit(page, bytes);
+        }
+        memory.pages.push_back(page);
+      }
+      at += whole_pages * kPageBytes;
     }
   }
-  uint64_t hash = XXH3_64bits_digest(state);
-  XXH3_freeState(state);
+  memory.hash = memory_hash_of(memory.pages);
+  return memory;
+}
+
+uint64_t memory_hash_of(const std::vector<PageHash>& pages) {
+  // One buffer and one XXH3 call: cheaper than a streaming update per
+  // 8-byte word, and the words are what the definition hashes.
+  std::vector<uint64_t> words;
+  words.reserve(pages.size() + pages.size() / 8 + 1);
+  uint64_t next = 0;  // the address that continues the current run
+  for (const PageHash& page : pages) {
+    if (words.empty() || page.address != next) {
+      words.push_back(page.address);
+    }
+    words.push_back(page.hash);
+    next = page.address + kPageBytes;
+  }
+  static_assert(std::endian::native == std::endian::little, "the hash is of little-endian words");
+  return XXH3_64bits(words.data(), words.size() * sizeof(uint64_t));
+}
+
+uint64_t page_hash(const void* bytes) { return XXH3_64bits(bytes, kPageBytes); }
+
+uint64_t zero_page_hash() {
+  static const uint64_t hash = [] {
+    static const char zeros[kPageBytes] = {};
+    return page_hash(zeros);
+  }();
   return hash;
 }
 

@@ -1,0 +1,77 @@
+#include "core/os/memory_hash.h"
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <string>
+#include <vector>
+
+using repro::os::kPageBytes;
+using repro::os::memory_hash_of;
+using repro::os::PageHash;
+
+namespace {
+
+uint64_t xxh3_of_words(const std::vector<uint64_t>& words) {
+  return XXH3_64bits(words.data(), words.size() * sizeof(uint64_t));
+}
+
+}  // namespace
+
+TEST_CASE("memory hash is XXH3-64 of each run's start address and its page hashes",
+          "[os][memory_hash]") {
+  // Two runs: 0x1000-0x3000 and 0x7000-0x8000.
+  std::vector<PageHash> pages = {{0x1000, 11}, {0x2000, 22}, {0x7000, 77}};
+  CHECK(memory_hash_of(pages) == xxh3_of_words({0x1000, 11, 22, 0x7000, 77}));
+}
+
+TEST_CASE("memory hash does not see where one mapping ends and the next begins",
+          "[os][memory_hash]") {
+  // The page list carries no mapping boundaries, so adjacent mappings
+  // (merged or not by the kernel) hash as one run.
+  std::vector<PageHash> pages = {{0x1000, 11}, {0x2000, 22}};
+  CHECK(memory_hash_of(pages) == xxh3_of_words({0x1000, 11, 22}));
+}
+
+TEST_CASE("memory hash changes with a page's content and with a gap between pages",
+          "[os][memory_hash]") {
+  std::vector<PageHash> pages = {{0x1000, 11}, {0x2000, 22}};
+  std::vector<PageHash> other_content = {{0x1000, 11}, {0x2000, 23}};
+  std::vector<PageHash> with_gap = {{0x1000, 11}, {0x3000, 22}};
+  CHECK(memory_hash_of(pages) != memory_hash_of(other_content));
+  CHECK(memory_hash_of(pages) != memory_hash_of(with_gap));
+}
+
+TEST_CASE("memory hash of no pages is the hash of nothing", "[os][memory_hash]") {
+  CHECK(memory_hash_of({}) == XXH3_64bits(nullptr, 0));
+}
+
+TEST_CASE("page hash is XXH3-64 of a whole page; the zero page's is that of zeros",
+          "[os][memory_hash]") {
+  std::string page(kPageBytes, '\0');
+  CHECK(repro::os::zero_page_hash() == XXH3_64bits(page.data(), page.size()));
+  page[100] = 1;
+  CHECK(repro::os::page_hash(page.data()) == XXH3_64bits(page.data(), page.size()));
+  CHECK(repro::os::page_hash(page.data()) != repro::os::zero_page_hash());
+}
+
+TEST_CASE("hashing this process's memory lists its pages in order and hashes that list",
+          "[os][memory_hash]") {
+  // Reads our own memory (no fork, no ptrace): the pages and the hash come
+  // from the same pass, whatever changes while it runs.
+  std::vector<PageHash> visited;
+  auto memory = repro::os::hash_writable_memory(getpid(), 0, [&](const PageHash& page,
+                                                                  const char* bytes) {
+    CHECK(page.hash == repro::os::page_hash(bytes));
+    visited.push_back(page);
+  });
+  REQUIRE(memory.is_ok());
+  REQUIRE(!memory->pages.empty());
+  CHECK(memory->pages == visited);
+  CHECK(memory->hash == memory_hash_of(memory->pages));
+  for (size_t i = 1; i < memory->pages.size(); ++i) {
+    CHECK(memory->pages[i].address % kPageBytes == 0);
+    CHECK(memory->pages[i].address > memory->pages[i - 1].address);
+  }
+}
