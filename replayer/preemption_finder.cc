@@ -176,6 +176,26 @@ Result<int64_t> ReplaySession::inject_syscall_at(ReplayThread& t, uint64_t scrat
   return result;
 }
 
+std::vector<uint64_t> ReplaySession::stack_pointers(const ReplayThread& t, uint64_t rsp) {
+  // As the recorder computed them (RecordSession::stack_pointers).
+  std::vector<uint64_t> pointers;
+  for (const auto& [index, other] : threads_) {
+    if (other.pid != t.pid || other.where == ReplayThread::Where::kGone) {
+      continue;
+    }
+    if (other.index == t.index) {
+      pointers.push_back(rsp);
+    } else if (other.where == ReplayThread::Where::kInSyscall ||
+               other.where == ReplayThread::Where::kExiting ||
+               other.where == ReplayThread::Where::kStarting) {
+      pointers.push_back(other.entry_regs.rsp);
+    } else if (auto regs = os::get_registers(other.tid); regs.is_ok()) {
+      pointers.push_back(regs->rsp);
+    }
+  }
+  return pointers;
+}
+
 Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event& event) {
   os::Registers recorded;
   if (event.registers.size() != sizeof recorded) {
@@ -204,8 +224,9 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       if (xstate_hash != event.extended_registers_hash) {
         difference = "FPU/SSE registers";
       } else {
-        REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory,
-                               os::hash_writable_memory(t.pid, trampoline));
+        REPRO_ASSIGN_OR_RETURN(
+            os::WritableMemory memory,
+            os::hash_writable_memory(t.pid, stack_pointers(t, regs.rsp), trampoline));
         if (memory.hash != event.memory_hash) {
           difference = "writable memory";
           // Found now, named only if replay diverges: most visits that

@@ -334,14 +334,21 @@ Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_
     return Status::ok();
   }
   REPRO_RETURN_IF_ERROR(os::set_siginfo(t.tid, info));
+  std::string xstate;
+  if (disposition == os::SignalDisposition::kCaught) {
+    REPRO_ASSIGN_OR_RETURN(xstate, os::get_extended_registers(t.tid));
+  }
   // Single-step into the handler so the thread is stopped again before it
   // runs on: its next event (maybe a preemption) must find it parked.
   REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP, signal));
   REPRO_RETURN_IF_ERROR(settle_after_step(t));
-  if (!synchronous && disposition == os::SignalDisposition::kCaught &&
-      t.where == ReplayThread::Where::kParked) {
+  if (disposition == os::SignalDisposition::kCaught && t.where == ReplayThread::Where::kParked) {
+    // The frame as the recorder left it (core/os/signal_frame.h).
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-    REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
+    if (!synchronous) {
+      REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
+    }
+    REPRO_RETURN_IF_ERROR(os::normalize_frame_fpu_state(t.tid, regs.rsp, xstate));
   }
   return Status::ok();
 }
@@ -615,6 +622,8 @@ Status ReplaySession::on_thread_start(const format::Event& event) {
   child.parent_index = parent.index;
   child.shares_parent_memory = (event.clone_flags & CLONE_VM) && !same_process;
   child.where = ReplayThread::Where::kStarting;
+  // Until it runs, its stack is the one its clone gave it.
+  child.entry_regs.rsp = parent.syscall_number == SYS_clone ? parent.args[1] : 0;
   threads_[child.index] = child;
   if (!same_process) {
     patcher_.note_fork(parent.pid, child.pid);  // its own copy of the patched code

@@ -158,6 +158,9 @@ class ReplaySession {
   Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info, bool synchronous);
   Status settle_after_step(ReplayThread& t);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
+  /// The stack pointers of the threads of t's process, t's being `rsp`
+  /// (os::hash_writable_memory leaves their dead stack out).
+  std::vector<uint64_t> stack_pointers(const ReplayThread& t, uint64_t rsp);
   /// Keeps what a report on a preemption point's memory needs from `event`
   /// (its page copies, an executable's recorded path) and drops the copies
   /// of a process whose memory the event replaces (exec) or ends.

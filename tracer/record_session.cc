@@ -291,6 +291,28 @@ Status RecordSession::log_entered(Thread& t) {
   return log(event_);
 }
 
+std::vector<uint64_t> RecordSession::stack_pointers(const Thread& t, uint64_t rsp) {
+  // Replay computes the same list for the same point (preemption_finder):
+  // each thread as it stands, one inside a syscall as at its entry.
+  std::vector<uint64_t> pointers;
+  for (const auto& [tid, other] : threads_) {
+    if (other->pid != t.pid) {
+      continue;
+    }
+    if (other.get() == &t) {
+      pointers.push_back(rsp);
+    } else if (other->state == Thread::State::kInSyscall ||
+               other->state == Thread::State::kExiting) {
+      pointers.push_back(other->syscall_entry_sp);
+    } else if (other->state == Thread::State::kStarting) {
+      pointers.push_back(other->syscall_entry_sp);  // its clone's new stack
+    } else if (auto regs = os::get_registers(tid); regs.is_ok()) {
+      pointers.push_back(regs->rsp);
+    }
+  }
+  return pointers;
+}
+
 Status RecordSession::log_preempt(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
@@ -317,7 +339,9 @@ Status RecordSession::log_preempt(Thread& t) {
       event_.writes.push_back({page.address, std::string(bytes, os::kPageBytes)});
     };
   }
-  REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory, os::hash_writable_memory(t.pid, 0, copy_changed));
+  REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory,
+                         os::hash_writable_memory(t.pid, stack_pointers(t, regs.rsp), 0,
+                                                  copy_changed));
   event_.kind = format::EventKind::kPreempt;
   event_.thread = t.index;
   event_.registers = registers_bytes(regs);
@@ -545,6 +569,7 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     }
   }
   t.syscall_number = static_cast<int>(regs.orig_rax);
+  t.syscall_entry_sp = regs.rsp;
   t.args = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
   t.entered_logged = false;
 
@@ -766,6 +791,7 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
   thread->index = next_index_++;
   Thread& child = *thread;
   threads_[new_tid] = std::move(thread);
+  child.syscall_entry_sp = t.syscall_number == SYS_clone ? t.args[1] : 0;
   if (child.pid != t.pid) {
     patcher_.note_fork(t.pid, child.pid);  // its own copy of the patched code
   }
@@ -1083,14 +1109,15 @@ Status RecordSession::on_signal(Thread& t, int signal) {
   REPRO_RETURN_IF_ERROR(log(event_));
   t.state = Thread::State::kRunning;
   int request = PTRACE_CONT;
-  if (!synchronous) {
-    REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
-    if (disposition == os::SignalDisposition::kCaught) {
-      // Stop at the handler's first instruction to clear the frame's trap
-      // info, as replay does (see core/os/signal_frame.h).
-      request = PTRACE_SINGLESTEP;
-      t.stepping_into_handler = true;
-    }
+  REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
+  if (disposition == os::SignalDisposition::kCaught) {
+    // Stop at the handler's first instruction to make the frame the same
+    // in every run, as replay does (see core/os/signal_frame.h): the FPU
+    // state saved in it, and for an asynchronous signal its trap info.
+    REPRO_ASSIGN_OR_RETURN(t.xstate_before_handler, os::get_extended_registers(t.tid));
+    request = PTRACE_SINGLESTEP;
+    t.stepping_into_handler = true;
+    t.handler_signal_synchronous = synchronous;
   }
   if (ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, signal) != 0) {
     return os::ptrace_error(errno, "delivering a signal", t.tid);
@@ -1102,7 +1129,10 @@ Status RecordSession::finish_step_into_handler(Thread& t, int wait_status, bool*
   t.stepping_into_handler = false;
   *consumed = false;
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-  REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
+  if (!t.handler_signal_synchronous) {
+    REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
+  }
+  REPRO_RETURN_IF_ERROR(os::normalize_frame_fpu_state(t.tid, regs.rsp, t.xstate_before_handler));
   bool step_trap = (static_cast<unsigned>(wait_status) >> 16) == 0 && WSTOPSIG(wait_status) == SIGTRAP;
   if (step_trap) {
     *consumed = true;

@@ -116,6 +116,9 @@ class RecordSession {
   void release_cpu(Thread& t);
   Status log_entered(Thread& t);
   Status log_preempt(Thread& t);
+  /// The stack pointers of the threads of t's process, t's being `rsp`
+  /// (os::hash_writable_memory leaves their dead stack out).
+  std::vector<uint64_t> stack_pointers(const Thread& t, uint64_t rsp);
   /// Forgets the page copies of a process whose memory `event` replaces
   /// (a new process, an exec): its next preempt event copies afresh.
   void forget_page_copies(const format::Event& event);

@@ -25,6 +25,8 @@ struct RecordSession::Thread {
   bool interrupt_requested = false;
   bool exit_logged = false;
   bool stepping_into_handler = false;  // single-stepping into a signal handler
+  bool handler_signal_synchronous = false;  // ... of a fault
+  std::string xstate_before_handler;  // its FPU/SSE/AVX state, for the frame
   // Its syscall was broken off by our PTRACE_INTERRUPT and is being
   // restarted by the kernel: the next entry continues it.
   bool restarting = false;
@@ -43,6 +45,9 @@ struct RecordSession::Thread {
   pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
   bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
   int syscall_number = -1;
+  // rsp at the entry of its last syscall (unchanged while inside it); for a
+  // new thread that has not run yet, the stack its clone gave it.
+  uint64_t syscall_entry_sp = 0;
   std::array<uint64_t, 6> args{};
   std::string exec_filename;  // the path execve was given, read at its entry
   // Sites patched at an exec stop, logged after the execve's syscall

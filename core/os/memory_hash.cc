@@ -9,14 +9,22 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <memory>
 #include <vector>
 
 namespace repro::os {
+namespace {
 
-Result<WritableMemory> hash_writable_memory(pid_t pid, uint64_t skipped_mapping,
-                                            const PageVisitor& visit) {
+// The x86-64 ABI lets a function use 128 bytes below its stack pointer.
+constexpr uint64_t kRedZoneBytes = 128;
+
+}  // namespace
+
+Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_t>& stack_pointers,
+                                            uint64_t skipped_mapping, const PageVisitor& visit) {
   std::string maps_path = fmt::format("/proc/{}/maps", pid);
   std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
   if (!maps) {
@@ -30,16 +38,43 @@ Result<WritableMemory> hash_writable_memory(pid_t pid, uint64_t skipped_mapping,
   static_assert(kBufferBytes % kPageBytes == 0);
   auto buffer = std::make_unique_for_overwrite<char[]>(kBufferBytes);
   char line[512];
+  unsigned long previous_end = 0;
+  bool previous_is_guard = false;
   while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
     unsigned long start = 0;
     unsigned long end = 0;
+    unsigned long inode = 0;
     char perms[8] = {};
-    if (std::sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[1] != 'w') {
+    int name_at = 0;
+    if (std::sscanf(line, "%lx-%lx %7s %*x %*x:%*x %lu %n", &start, &end, perms, &inode,
+                    &name_at) < 4) {
+      continue;
+    }
+    // A thread's stack: the main one, or an anonymous mapping right above
+    // a guard page (how pthreads allocates them).
+    bool after_guard = previous_is_guard && previous_end == start;
+    previous_is_guard = std::strncmp(perms, "---p", 4) == 0;
+    previous_end = end;
+    if (perms[1] != 'w') {
       continue;
     }
     if (start == skipped_mapping || std::strstr(line, "[vvar") != nullptr ||
         std::strstr(line, "[vsyscall]") != nullptr) {
       continue;
+    }
+    bool is_stack = std::strstr(line, "[stack]") != nullptr ||
+                    (after_guard && inode == 0 && line[name_at] != '/' && line[name_at] != '[');
+    // Below its stack pointer and red zone a stack is dead: what lies
+    // there was left by calls that returned, and some of it differs from
+    // run to run for the same program (ld.so's lazy-binding resolver saves
+    // registers with XSAVEC, whose output depends on the processor's
+    // XINUSE state, which depends on the kernel's context switches). It
+    // is hashed as zeros.
+    uint64_t dead_end = start;
+    for (uint64_t sp : stack_pointers) {
+      if (is_stack && sp >= start + kRedZoneBytes && sp <= end) {
+        dead_end = dead_end == start ? sp - kRedZoneBytes : std::min(dead_end, sp - kRedZoneBytes);
+      }
     }
     for (unsigned long at = start; at < end;) {
       size_t n = std::min<unsigned long>(kBufferBytes, end - at);
@@ -51,6 +86,10 @@ Result<WritableMemory> hash_writable_memory(pid_t pid, uint64_t skipped_mapping,
       size_t whole_pages = got > 0 ? static_cast<size_t>(got) / kPageBytes : 0;
       if (whole_pages == 0) {
         break;  // unreadable tail (e.g. beyond a file's end): same on both sides
+      }
+      if (dead_end > at) {
+        size_t dead = std::min<uint64_t>(dead_end - at, whole_pages * kPageBytes);
+        std::memset(buffer.get(), 0, dead);
       }
       for (size_t i = 0; i < whole_pages; ++i) {
         const char* bytes = buffer.get() + i * kPageBytes;

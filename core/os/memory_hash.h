@@ -46,13 +46,21 @@ using PageVisitor = std::function<void(const PageHash& page, const char* bytes)>
 
 /// Hashes every page of every writable mapping of `pid`, in address order,
 /// leaving out `[vvar]`, `[vsyscall]` and a mapping that starts at
-/// `skipped_mapping` (replay's own trampoline page; 0 for none). A page
+/// `skipped_mapping` (replay's own trampoline page; 0 for none). The dead
+/// part of each thread's stack is hashed, and visited, as zeros: below
+/// each of `stack_pointers` (the process's threads' rsp) less the 128-byte
+/// red zone, in a stack mapping ([stack], or anonymous memory above a
+/// guard page). Calls that returned leave bytes there that differ between
+/// runs of the same program (XSAVEC in ld.so's lazy-binding resolver).
+/// Record and replay must pass the same stack pointers: those of the
+/// threads as they stand (at their syscall's entry for a thread inside one). A page
 /// that cannot be read (a file mapping beyond the file's end) is left out
 /// with the rest of its mapping. Calls `visit` (if set) for each page.
 /// Returns the pages and their memory_hash_of(); io_error if /proc/PID/maps
 /// cannot be read.
 /// Requires: all threads of `pid` are stopped.
-Result<WritableMemory> hash_writable_memory(pid_t pid, uint64_t skipped_mapping = 0,
+Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_t>& stack_pointers,
+                                            uint64_t skipped_mapping = 0,
                                             const PageVisitor& visit = nullptr);
 
 /// XXH3-64 over the start address of each run of contiguous pages in

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/base/status.h"
 
@@ -21,5 +22,16 @@ namespace repro::os {
 /// Requires: `tid` is stopped at the handler's first instruction, so that
 /// `handler_rsp` (its rsp) points at the frame.
 Status clear_frame_trap_info(pid_t tid, uint64_t handler_rsp);
+
+/// Rewrites the FPU/SSE/AVX save area of that frame from `xstate`, the
+/// thread's extended state (get_extended_registers()) right before the
+/// signal was delivered, with every user state component marked present.
+/// Why: the processor may leave a component that is in its initial state
+/// unwritten (the init optimisation of XSAVE), and whether it is depends
+/// on the kernel's context switches and the CPUs the thread ran on, not on
+/// the program. Those stale bytes stay on the stack below rsp after the
+/// handler returns, where preemption points' memory hashes see them.
+/// The state the frame restores is the same. Requires: as above.
+Status normalize_frame_fpu_state(pid_t tid, uint64_t handler_rsp, const std::string& xstate);
 
 }  // namespace repro::os

@@ -61,7 +61,7 @@ TEST_CASE("hashing this process's memory lists its pages in order and hashes tha
   // Reads our own memory (no fork, no ptrace): the pages and the hash come
   // from the same pass, whatever changes while it runs.
   std::vector<PageHash> visited;
-  auto memory = repro::os::hash_writable_memory(getpid(), 0, [&](const PageHash& page,
+  auto memory = repro::os::hash_writable_memory(getpid(), {}, 0, [&](const PageHash& page,
                                                                   const char* bytes) {
     CHECK(page.hash == repro::os::page_hash(bytes));
     visited.push_back(page);
