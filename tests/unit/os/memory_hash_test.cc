@@ -1,9 +1,11 @@
 #include "core/os/memory_hash.h"
 
 #include <catch2/catch.hpp>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -74,4 +76,35 @@ TEST_CASE("hashing this process's memory lists its pages in order and hashes tha
     CHECK(memory->pages[i].address % kPageBytes == 0);
     CHECK(memory->pages[i].address > memory->pages[i - 1].address);
   }
+}
+
+TEST_CASE("a stack's memory below a thread's stack pointer and red zone hashes as zeros",
+          "[os][memory_hash]") {
+  // A stack as pthreads makes one: a guard page, then the stack itself.
+  constexpr size_t kStackPages = 2;
+  auto* base = static_cast<char*>(mmap(nullptr, (kStackPages + 1) * kPageBytes,
+                                       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(base != MAP_FAILED);
+  REQUIRE(mprotect(base, kPageBytes, PROT_NONE) == 0);
+  char* stack = base + kPageBytes;
+  std::memset(stack, 0x5a, kStackPages * kPageBytes);  // "left by calls that returned"
+  const uint64_t page = reinterpret_cast<uint64_t>(stack);
+  const uint64_t sp = page + 3000;  // live from sp - 128 on
+
+  auto hash_of_page = [&](const std::vector<uint64_t>& stack_pointers) {
+    auto memory = repro::os::hash_writable_memory(getpid(), stack_pointers);
+    REQUIRE(memory.is_ok());
+    for (const PageHash& hashed : memory->pages) {
+      if (hashed.address == page) {
+        return hashed.hash;
+      }
+    }
+    FAIL("the stack page was not hashed");
+    return uint64_t{0};
+  };
+  std::string expected(stack, kPageBytes);
+  CHECK(hash_of_page({}) == repro::os::page_hash(expected.data()));
+  std::memset(expected.data(), 0, 3000 - 128);
+  CHECK(hash_of_page({sp}) == repro::os::page_hash(expected.data()));
+  munmap(base, (kStackPages + 1) * kPageBytes);
 }
