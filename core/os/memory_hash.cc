@@ -1,5 +1,6 @@
 #include "core/os/memory_hash.h"
 
+#include "core/os/proc_maps.h"
 #include "core/os/tracee.h"
 
 #include <fmt/core.h>
@@ -25,11 +26,7 @@ constexpr uint64_t kRedZoneBytes = 128;
 
 Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_t>& stack_pointers,
                                             uint64_t skipped_mapping, const PageVisitor& visit) {
-  std::string maps_path = fmt::format("/proc/{}/maps", pid);
-  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
-  if (!maps) {
-    return Status::from_errno(errno, fmt::format("opening '{}'", maps_path));
-  }
+  REPRO_ASSIGN_OR_RETURN(std::vector<Mapping> mappings, read_mappings(pid));
   WritableMemory memory;
   // Not zeroed (a memset of it would cost as much as a small program's
   // hash): every byte hashed was read first. 1 MiB: large enough that the
@@ -37,33 +34,18 @@ Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_
   constexpr size_t kBufferBytes = 1 << 20;
   static_assert(kBufferBytes % kPageBytes == 0);
   auto buffer = std::make_unique_for_overwrite<char[]>(kBufferBytes);
-  char line[512];
-  unsigned long previous_end = 0;
-  bool previous_is_guard = false;
-  while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
-    unsigned long start = 0;
-    unsigned long end = 0;
-    unsigned long inode = 0;
-    char perms[8] = {};
-    int name_at = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %*x %*x:%*x %lu %n", &start, &end, perms, &inode,
-                    &name_at) < 4) {
+  for (size_t m = 0; m < mappings.size(); ++m) {
+    const Mapping& mapping = mappings[m];
+    if (!mapping.writable() || mapping.start == skipped_mapping ||
+        mapping.name.starts_with("[vvar") || mapping.name == "[vsyscall]") {
       continue;
     }
+    const uint64_t start = mapping.start;
+    const uint64_t end = mapping.end;
     // A thread's stack: the main one, or an anonymous mapping right above
     // a guard page (how pthreads allocates them).
-    bool after_guard = previous_is_guard && previous_end == start;
-    previous_is_guard = std::strncmp(perms, "---p", 4) == 0;
-    previous_end = end;
-    if (perms[1] != 'w') {
-      continue;
-    }
-    if (start == skipped_mapping || std::strstr(line, "[vvar") != nullptr ||
-        std::strstr(line, "[vsyscall]") != nullptr) {
-      continue;
-    }
-    bool is_stack = std::strstr(line, "[stack]") != nullptr ||
-                    (after_guard && inode == 0 && line[name_at] != '/' && line[name_at] != '[');
+    bool after_guard = m > 0 && mappings[m - 1].end == start && mappings[m - 1].perms == "---p";
+    bool is_stack = mapping.name == "[stack]" || (after_guard && mapping.name.empty());
     // Below its stack pointer and red zone a stack is dead: what lies
     // there was left by calls that returned, and some of it differs from
     // run to run for the same program (ld.so's lazy-binding resolver saves
@@ -76,8 +58,8 @@ Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_
         dead_end = dead_end == start ? sp - kRedZoneBytes : std::min(dead_end, sp - kRedZoneBytes);
       }
     }
-    for (unsigned long at = start; at < end;) {
-      size_t n = std::min<unsigned long>(kBufferBytes, end - at);
+    for (uint64_t at = start; at < end;) {
+      size_t n = std::min<uint64_t>(kBufferBytes, end - at);
       iovec local{buffer.get(), n};
       iovec remote{reinterpret_cast<void*>(at), n};
       ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);

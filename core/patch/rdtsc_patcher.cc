@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/os/proc_maps.h"
 #include "core/patch/instruction.h"
 
 namespace repro::patch {
@@ -24,39 +25,22 @@ struct CodeMapping {
 };
 
 // The private executable file mappings of `pid` that overlap [start, end).
+// Shared ones are left alone: a write would reach the file.
 Result<std::vector<CodeMapping>> code_mappings(pid_t pid, uint64_t start, uint64_t end) {
-  std::string maps_path = fmt::format("/proc/{}/maps", pid);
-  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
-  if (!maps) {
-    return Status::from_errno(errno, fmt::format("opening '{}'", maps_path));
-  }
+  REPRO_ASSIGN_OR_RETURN(std::vector<os::Mapping> all, os::read_mappings(pid));
   std::vector<CodeMapping> mappings;
-  char line[4096 + 256];
-  while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
-    unsigned long from = 0;
-    unsigned long to = 0;
-    unsigned long offset = 0;
-    unsigned long inode = 0;
-    char perms[8] = {};
-    int path_at = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %lx %*x:%*x %lu %n", &from, &to, perms, &offset, &inode,
-                    &path_at) < 5) {
+  for (const os::Mapping& mapping : all) {
+    if (!mapping.is_file() || !mapping.executable() || !mapping.is_private() ||
+        mapping.end <= start || mapping.start >= end) {
       continue;
-    }
-    // Shared mappings are left alone: a write would reach the file.
-    if (inode == 0 || perms[2] != 'x' || perms[3] != 'p' || to <= start || from >= end ||
-        line[path_at] != '/') {
-      continue;
-    }
-    std::string path(line + path_at);
-    if (!path.empty() && path.back() == '\n') {
-      path.pop_back();
     }
     // map_files opens the very file that is mapped, even if it was
     // replaced or deleted since; it needs privileges a tracer may lack.
-    std::string by_mapping = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, from, to);
-    std::string open_path = access(by_mapping.c_str(), R_OK) == 0 ? by_mapping : path;
-    mappings.push_back({from, to, offset, path, open_path});
+    std::string by_mapping =
+        fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, mapping.start, mapping.end);
+    std::string open_path = access(by_mapping.c_str(), R_OK) == 0 ? by_mapping : mapping.name;
+    mappings.push_back(
+        {mapping.start, mapping.end, mapping.file_offset, mapping.name, open_path});
   }
   return mappings;
 }
@@ -167,29 +151,21 @@ Result<std::optional<TscStop>> RdtscPatcher::rdtsc_at_stop(pid_t tid, pid_t pid,
 }
 
 std::string RdtscPatcher::unpatched_rdtsc_hint(pid_t pid) const {
-  std::string maps_path = fmt::format("/proc/{}/maps", pid);
-  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(maps_path.c_str(), "re"), &std::fclose);
-  if (!maps) {
+  auto mappings = os::read_mappings(pid);
+  if (!mappings.is_ok()) {
     return "";
   }
-  char line[4096 + 256];
-  while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
-    unsigned long from = 0;
-    unsigned long to = 0;
-    unsigned long inode = 0;
-    char perms[8] = {};
-    int name_at = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %*x %*x:%*x %lu %n", &from, &to, perms, &inode,
-                    &name_at) < 4 ||
-        perms[2] != 'x' || inode != 0 || line[name_at] == '[') {
-      continue;  // file-backed code was scanned; [vdso] is never called
+  for (const os::Mapping& mapping : *mappings) {
+    // File-backed code was scanned; [vdso] is never called.
+    if (!mapping.executable() || mapping.inode != 0 || mapping.name.starts_with("[")) {
+      continue;
     }
     // Generated code is small next to a process's memory: read it whole,
     // up to a bound that keeps a report quick.
     constexpr uint64_t kMaxBytes = 64 << 20;
-    uint64_t length = std::min<uint64_t>(to - from, kMaxBytes);
+    uint64_t length = std::min<uint64_t>(mapping.end - mapping.start, kMaxBytes);
     std::string code(length, '\0');
-    if (!os::read_memory(pid, from, code.data(), code.size()).is_ok()) {
+    if (!os::read_memory(pid, mapping.start, code.data(), code.size()).is_ok()) {
       continue;
     }
     for (size_t i = 0; i + 1 < code.size(); ++i) {
@@ -201,7 +177,7 @@ std::string RdtscPatcher::unpatched_rdtsc_hint(pid_t pid) const {
             "the program runs code with no file behind it (generated at run time?) at "
             "{:#x}-{:#x}, holding the bytes of {} at {:#x}: rdtsc there is not patched, so its "
             "value was not recorded, and may be why replay diverged",
-            from, to, rdtsc ? "rdtsc" : "rdtscp", from + i);
+            mapping.start, mapping.end, rdtsc ? "rdtsc" : "rdtscp", mapping.start + i);
       }
     }
   }
