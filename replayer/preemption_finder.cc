@@ -21,7 +21,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +30,7 @@
 
 #include "core/format/content_id.h"
 #include "core/os/memory_hash.h"
+#include "core/os/proc_maps.h"
 #include "core/patch/conditional_trap.h"
 #include "core/patch/instruction.h"
 #include "core/syscalls/syscall_table.h"
@@ -50,9 +50,8 @@ static_assert(patch::kTrampolinePageBytes <= kPage);
 // A free page within reach of a rel32 jump from `target` (and of the
 // rip-relative operands near it), or 0. Reads /proc/PID/maps.
 uint64_t free_page_near(pid_t pid, uint64_t target) {
-  std::string path = fmt::format("/proc/{}/maps", pid);
-  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen(path.c_str(), "re"), &std::fclose);
-  if (!maps) {
+  auto maps = os::read_mappings(pid);
+  if (!maps.is_ok()) {
     return 0;
   }
   // Stay well inside +-2 GiB: the moved instruction's operand may point a
@@ -68,50 +67,14 @@ uint64_t free_page_near(pid_t pid, uint64_t target) {
     }
   };
   uint64_t previous_end = kPage * 16;  // keep clear of the zero page
-  char line[512];
-  while (std::fgets(line, sizeof line, maps.get()) != nullptr) {
-    unsigned long start = 0;
-    unsigned long end = 0;
-    if (std::sscanf(line, "%lx-%lx", &start, &end) != 2) {
-      continue;
+  for (const os::Mapping& mapping : *maps) {
+    if (mapping.start > previous_end) {  // a gap [previous_end, start)
+      consider(mapping.start - kPage);   // its top page
+      consider(previous_end);            // its bottom page
     }
-    if (start > previous_end) {  // a gap [previous_end, start)
-      consider(start - kPage);   // its top page
-      consider(previous_end);    // its bottom page
-    }
-    previous_end = std::max<uint64_t>(previous_end, end);
+    previous_end = std::max<uint64_t>(previous_end, mapping.end);
   }
   return best;
-}
-
-// One line of /proc/PID/maps.
-struct MapsLine {
-  uint64_t start = 0;
-  uint64_t end = 0;
-  std::string perms;
-  uint64_t offset = 0;
-  std::string path;  // "" for anonymous memory
-};
-
-// The lines of /proc/PID/maps; empty if it cannot be read.
-std::vector<MapsLine> read_maps(pid_t pid) {
-  std::vector<MapsLine> lines;
-  std::ifstream maps(fmt::format("/proc/{}/maps", pid));
-  for (std::string text; std::getline(maps, text);) {
-    MapsLine line;
-    char perms[8] = {};
-    int path_at = 0;
-    if (std::sscanf(text.c_str(), "%lx-%lx %7s %lx %*s %*s %n", &line.start, &line.end, perms,
-                    &line.offset, &path_at) < 4) {
-      continue;
-    }
-    line.perms = perms;
-    if (path_at > 0 && static_cast<size_t>(path_at) < text.size()) {
-      line.path = text.substr(static_cast<size_t>(path_at));
-    }
-    lines.push_back(std::move(line));
-  }
-  return lines;
 }
 
 // The content id of the file at `path`, which replay executed: its name
@@ -580,7 +543,9 @@ MemoryFinding ReplaySession::find_memory_difference(const ReplayThread& t,
 }
 
 std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFinding& finding) {
-  const std::vector<MapsLine> maps = read_maps(t.pid);
+  // Empty if it cannot be read: the report then names less.
+  auto read = os::read_mappings(t.pid);
+  const std::vector<os::Mapping> maps = read.is_ok() ? std::move(*read) : std::vector<os::Mapping>{};
   std::vector<diag::MappedModule> modules = mapped_files_.modules();
   // The kernel mapped the executable from the trace's copy (or a private
   // copy of it): name it by the path the recording executed. An exec the
@@ -594,11 +559,11 @@ std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFi
                                                                : reader_->header().exe_path;
     diag::MappedModule module{.recorded_path = exec_names[exe], .file_path = exe};
     uint64_t end = 0;
-    for (const MapsLine& line : maps) {
-      if (line.path != exe) {
+    for (const os::Mapping& line : maps) {
+      if (line.name != exe) {
         continue;
       }
-      if (line.offset == 0 && module.start == 0) {
+      if (line.file_offset == 0 && module.start == 0) {
         module.start = line.start;
       }
       end = std::max(end, line.end);
@@ -613,18 +578,18 @@ std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFi
 
   // A maps line's name: the recorded path of the file replay mapped there,
   // else the kernel's name for it.
-  auto line_name = [&](const MapsLine& line) -> std::string {
+  auto line_name = [&](const os::Mapping& line) -> std::string {
     for (const diag::MappedModule& module : mapped_files_.modules()) {
       if (line.start >= module.start && line.start < module.start + module.length_bytes &&
-          (line.path.empty() || line.path == module.file_path)) {
+          (line.name.empty() || line.name == module.file_path)) {
         return module.recorded_path;
       }
     }
-    auto exec = exec_names.find(line.path);
+    auto exec = exec_names.find(line.name);
     if (exec != exec_names.end()) {
       return exec->second;
     }
-    return line.path;
+    return line.name;
   };
   AddressNamer namer;
   namer.name_address = [&](uint64_t address) -> std::string {
@@ -634,7 +599,7 @@ std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFi
       return symbol;
     }
 #endif
-    for (const MapsLine& line : maps) {
+    for (const os::Mapping& line : maps) {
       if (address >= line.start && address < line.end) {
         std::string name = line_name(line);
         return name.empty() ? fmt::format("in anonymous memory {:#x}-{:#x}", line.start, line.end)
@@ -645,7 +610,7 @@ std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFi
   };
   namer.name_range = [&](uint64_t start, uint64_t end) -> std::string {
     std::string text;
-    for (const MapsLine& line : maps) {
+    for (const os::Mapping& line : maps) {
       if (line.start < end && start < line.end) {
         std::string name = line_name(line);
         text += fmt::format("{}{} {}", text.empty() ? "" : ", ",
