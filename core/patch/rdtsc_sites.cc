@@ -239,19 +239,6 @@ void symbol_ranges(Elf_Scn* section, const GElf_Shdr& header, std::vector<KnownR
   }
 }
 
-// The offsets in `bytes` where rdtsc (0f 31) or rdtscp (0f 01 f9) bytes
-// start.
-void find_patterns(const uint8_t* bytes, size_t size, uint64_t base, std::vector<uint64_t>* out) {
-  for (size_t i = 0; i + 1 < size; ++i) {
-    if (bytes[i] != 0x0f) {
-      continue;
-    }
-    if (bytes[i + 1] == 0x31 || (i + 2 < size && bytes[i + 1] == 0x01 && bytes[i + 2] == 0xf9)) {
-      out->push_back(base + i);
-    }
-  }
-}
-
 struct ElfCloser {
   void operator()(Elf* elf) const { elf_end(elf); }
 };
@@ -289,7 +276,9 @@ Result<RdtscScan> scan_for_rdtsc(const std::string& path) {
   }
   std::vector<uint64_t> candidates;  // vaddrs
   for (const CodeSegment& segment : segments) {
-    find_patterns(file + segment.file_offset, segment.file_bytes, segment.vaddr, &candidates);
+    for (size_t offset : rdtsc_byte_patterns(file + segment.file_offset, segment.file_bytes)) {
+      candidates.push_back(segment.vaddr + offset);
+    }
   }
   if (candidates.empty()) {
     return scan;  // most programs: no function needs decoding
@@ -359,6 +348,19 @@ Result<RdtscScan> scan_for_rdtsc(const std::string& path) {
     scan.unconfirmed += confirmed ? 0 : 1;
   }
   return scan;
+}
+
+std::vector<size_t> rdtsc_byte_patterns(const uint8_t* bytes, size_t size) {
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i + 1 < size; ++i) {
+    if (bytes[i] != 0x0f) {
+      continue;
+    }
+    if (bytes[i + 1] == 0x31 || (i + 2 < size && bytes[i + 1] == 0x01 && bytes[i + 2] == 0xf9)) {
+      offsets.push_back(i);
+    }
+  }
+  return offsets;
 }
 
 std::string rdtsc_trap_bytes(size_t length) {

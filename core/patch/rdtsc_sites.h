@@ -45,6 +45,11 @@ struct RdtscScan {
 /// Errors: io_error (cannot read the file), corruption (a malformed ELF).
 Result<RdtscScan> scan_for_rdtsc(const std::string& path);
 
+/// Offsets in `bytes` where the bytes of rdtsc (0f 31) or rdtscp
+/// (0f 01 f9) start: places to look, not sites (they may lie inside other
+/// instructions or data).
+std::vector<size_t> rdtsc_byte_patterns(const uint8_t* bytes, size_t size);
+
 /// The bytes that replace a site of `length` bytes: ud2 (0f 0b, raising
 /// SIGILL with rip at the site), then nops. Requires: length >= 2.
 std::string rdtsc_trap_bytes(size_t length);
