@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -441,17 +440,11 @@ Status ReplaySession::scan_new_code(ReplayThread& t, uint64_t start, uint64_t en
 }
 
 Status ReplaySession::scan_code_made_executable(ReplayThread& t, const format::Event& event) {
-  if (!scan_for_rdtsc_ || event.result < 0) {
+  if (!scan_for_rdtsc_) {
     return Status::ok();
   }
-  const auto& args = event.args;
-  if (event.syscall_number == SYS_mmap && (args[2] & PROT_EXEC) && !(args[3] & MAP_ANONYMOUS)) {
-    auto start = static_cast<uint64_t>(event.result);
-    return scan_new_code(t, start, start + args[1]);
-  }
-  if ((event.syscall_number == SYS_mprotect || event.syscall_number == SYS_pkey_mprotect) &&
-      (args[2] & PROT_EXEC)) {
-    return scan_new_code(t, args[0], args[0] + args[1]);
+  if (auto range = patch::code_made_executable(event.syscall_number, event.args, event.result)) {
+    return scan_new_code(t, range->start, range->end);
   }
   return Status::ok();
 }

@@ -302,10 +302,9 @@ std::vector<uint64_t> RecordSession::stack_pointers(const Thread& t, uint64_t rs
     if (other.get() == &t) {
       pointers.push_back(rsp);
     } else if (other->state == Thread::State::kInSyscall ||
-               other->state == Thread::State::kExiting) {
-      pointers.push_back(other->syscall_entry_sp);
-    } else if (other->state == Thread::State::kStarting) {
-      pointers.push_back(other->syscall_entry_sp);  // its clone's new stack
+               other->state == Thread::State::kExiting ||
+               other->state == Thread::State::kStarting) {
+      pointers.push_back(other->syscall_entry_sp);  // a new thread's: its clone's stack
     } else if (auto regs = os::get_registers(tid); regs.is_ok()) {
       pointers.push_back(regs->rsp);
     }
@@ -894,28 +893,15 @@ Status RecordSession::patch_code_made_executable(Thread& t, int64_t result) {
   if (!patch_rdtsc_ || result < 0) {
     return Status::ok();
   }
-  const auto& args = t.args;
-  switch (t.syscall_number) {
-    case SYS_execve: {
-      std::vector<patch::PatchedFile> files = std::move(t.exec_patches);
-      t.exec_patches.clear();
-      return log_rdtsc_patches(t, files);
-    }
-    case SYS_mmap:
-      if ((args[2] & PROT_EXEC) && !(args[3] & MAP_ANONYMOUS)) {
-        auto start = static_cast<uint64_t>(result);
-        return patch_new_code(t, start, start + args[1]);
-      }
-      return Status::ok();
-    case SYS_mprotect:
-    case SYS_pkey_mprotect:
-      if (args[2] & PROT_EXEC) {
-        return patch_new_code(t, args[0], args[0] + args[1]);
-      }
-      return Status::ok();
-    default:
-      return Status::ok();
+  if (t.syscall_number == SYS_execve) {
+    std::vector<patch::PatchedFile> files = std::move(t.exec_patches);
+    t.exec_patches.clear();
+    return log_rdtsc_patches(t, files);
   }
+  if (auto range = patch::code_made_executable(t.syscall_number, t.args, result)) {
+    return patch_new_code(t, range->start, range->end);
+  }
+  return Status::ok();
 }
 
 Status RecordSession::log_rdtsc_patches(Thread& t, const std::vector<patch::PatchedFile>& files) {

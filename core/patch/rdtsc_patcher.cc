@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -168,17 +170,16 @@ std::string RdtscPatcher::unpatched_rdtsc_hint(pid_t pid) const {
     if (!os::read_memory(pid, mapping.start, code.data(), code.size()).is_ok()) {
       continue;
     }
-    for (size_t i = 0; i + 1 < code.size(); ++i) {
-      bool rdtsc = code[i] == '\x0f' && code[i + 1] == '\x31';
-      bool rdtscp = i + 2 < code.size() && code[i] == '\x0f' && code[i + 1] == '\x01' &&
-                    code[i + 2] == '\xf9';
-      if (rdtsc || rdtscp) {
-        return fmt::format(
-            "the program runs code with no file behind it (generated at run time?) at "
-            "{:#x}-{:#x}, holding the bytes of {} at {:#x}: rdtsc there is not patched, so its "
-            "value was not recorded, and may be why replay diverged",
-            mapping.start, mapping.end, rdtsc ? "rdtsc" : "rdtscp", mapping.start + i);
-      }
+    const auto* bytes = reinterpret_cast<const uint8_t*>(code.data());
+    std::vector<size_t> found = rdtsc_byte_patterns(bytes, code.size());
+    if (!found.empty()) {
+      size_t at = found.front();
+      bool rdtscp = bytes[at + 1] == 0x01;
+      return fmt::format(
+          "the program runs code with no file behind it (generated at run time?) at "
+          "{:#x}-{:#x}, holding the bytes of {} at {:#x}: rdtsc there is not patched, so its "
+          "value was not recorded, and may be why replay diverged",
+          mapping.start, mapping.end, rdtscp ? "rdtscp" : "rdtsc", mapping.start + at);
     }
   }
   return "";
@@ -194,6 +195,22 @@ void RdtscPatcher::note_fork(pid_t parent, pid_t child) {
 }
 
 void RdtscPatcher::note_exec(pid_t pid) { sites_.erase(pid); }
+
+std::optional<AddressRange> code_made_executable(int syscall_number,
+                                                 const std::array<uint64_t, 6>& args,
+                                                 int64_t result) {
+  if (result < 0 || !(args[2] & PROT_EXEC)) {
+    return std::nullopt;
+  }
+  if (syscall_number == SYS_mmap && !(args[3] & MAP_ANONYMOUS)) {
+    auto start = static_cast<uint64_t>(result);
+    return AddressRange{start, start + args[1]};
+  }
+  if (syscall_number == SYS_mprotect || syscall_number == SYS_pkey_mprotect) {
+    return AddressRange{args[0], args[0] + args[1]};
+  }
+  return std::nullopt;
+}
 
 void emulate_rdtsc(os::Registers& regs, const TscStop& stop, uint64_t tsc, uint32_t aux) {
   regs.rax = tsc & 0xffffffff;

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -94,6 +95,18 @@ class RdtscPatcher {
   std::map<pid_t, std::map<uint64_t, TscStop>> sites_;
   uint64_t sites_patched_ = 0;
 };
+
+/// The range of memory a successful syscall made executable, where
+/// patching mode must look for new code: an mmap of a file with PROT_EXEC
+/// ([result, result + length)), or an mprotect/pkey_mprotect adding it.
+/// nullopt for any other syscall, or a failed one.
+struct AddressRange {
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
+std::optional<AddressRange> code_made_executable(int syscall_number,
+                                                 const std::array<uint64_t, 6>& args,
+                                                 int64_t result);
 
 /// Sets the registers as rdtsc/rdtscp at `regs.rip` would have with the
 /// value `tsc` (and `aux` in rcx for rdtscp), and moves past it.
