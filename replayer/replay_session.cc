@@ -820,6 +820,7 @@ Status ReplaySession::on_syscall(const format::Event& event) {
   } else {
     REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
     REPRO_RETURN_IF_ERROR(check_syscall(t, event));
+    REPRO_RETURN_IF_ERROR(check_output(t, event));
     REPRO_RETURN_IF_ERROR(answer_syscall(t, event));
     REPRO_RETURN_IF_ERROR(scan_code_made_executable(t, event));
   }

@@ -129,6 +129,10 @@ class ReplaySession {
   Result<int64_t> inject_syscall(ReplayThread& t, int number, const std::array<uint64_t, 6>& args);
   Status finish_clone(ReplayThread& t, const format::Event& event);
   Status emit_output(const format::Event& event);
+  /// The program's output guard: the bytes the replayed program hands to an
+  /// output syscall must be the ones recorded, or replay would print what
+  /// the program did not write. Divergence if they differ.
+  Status check_output(ReplayThread& t, const format::Event& event);
   Status apply_write_to_shared_file(ReplayThread& t, const format::Event& event);
   Status wait_syscall_exit(ReplayThread& t);
   Status write_recorded_memory(ReplayThread& t, const format::Event& event);

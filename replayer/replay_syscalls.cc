@@ -42,6 +42,28 @@ bool result_is_address(int number) {
   return number == SYS_mmap || number == SYS_mremap || number == SYS_brk || number == SYS_shmat;
 }
 
+// Up to 40 bytes from `from` (near where two outputs first differ), as a C
+// string literal with escapes: enough to recognise a line of output.
+std::string quote_bytes(const std::string& bytes, size_t from) {
+  constexpr size_t kShown = 40;
+  std::string text = from > 0 ? "...\"" : "\"";
+  for (size_t i = from; i < bytes.size() && i < from + kShown; ++i) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c == '\n') {
+      text += "\\n";
+    } else if (c == '"' || c == '\\') {
+      text += '\\';
+      text += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f) {
+      text += static_cast<char>(c);
+    } else {
+      text += fmt::format("\\x{:02x}", c);
+    }
+  }
+  text += bytes.size() > from + kShown ? "\"..." : "\"";
+  return text;
+}
+
 }  // namespace
 
 Status ReplaySession::wait_syscall_exit(ReplayThread& t) {
@@ -457,10 +479,15 @@ Status ReplaySession::finish_clone(ReplayThread& t, const format::Event& event) 
   REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
   t.where = ReplayThread::Where::kParked;
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-  if (static_cast<int64_t>(regs.rax) < 0) {
+  int64_t replayed = static_cast<int64_t>(regs.rax);
+  if (replayed < 0 && replayed == event.result) {
+    return Status::ok();  // refused as when recorded (bad flags): nothing was made
+  }
+  if (replayed < 0 || event.result < 0) {
     return diverged(
-        t, fmt::format("{} = {}", describe_syscall(event.syscall_number, event.args), event.result),
-        fmt::format("it failed with {}", static_cast<int64_t>(regs.rax)));
+        t, fmt::format("{} = {}", describe_syscall(event.syscall_number, event.args),
+                       describe_result(event.result)),
+        fmt::format("it returned {}", describe_result(replayed)));
   }
   regs.rax = static_cast<uint64_t>(event.result);
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
@@ -483,6 +510,35 @@ Status ReplaySession::finish_clone(ReplayThread& t, const format::Event& event) 
             os::write_memory(child.tid, event.args[3], &recorded_tid, sizeof recorded_tid));
       }
     }
+  }
+  return Status::ok();
+}
+
+Status ReplaySession::check_output(ReplayThread& t, const format::Event& event) {
+  if (!(event.syscall_flags & (format::kSyscallOutputStdout | format::kSyscallOutputStderr))) {
+    return Status::ok();
+  }
+  // Each recorded write names the program's buffer it was read from.
+  uint64_t offset = 0;
+  for (const format::MemoryWrite& write : event.writes) {
+    REPRO_ASSIGN_OR_RETURN(std::string replayed,
+                           os::read_memory(t.tid, write.address, write.bytes.size()));
+    if (replayed != write.bytes) {
+      size_t at = 0;
+      while (at < replayed.size() && replayed[at] == write.bytes[at]) {
+        ++at;
+      }
+      size_t shown_from = at > 16 ? at - 16 : 0;  // a little context before the difference
+      std::string call = describe_syscall(event.syscall_number, event.args);
+      const char* stream =
+          (event.syscall_flags & format::kSyscallOutputStdout) ? "stdout" : "stderr";
+      return diverged(t,
+                      fmt::format("{} of {} to {}", call, quote_bytes(write.bytes, shown_from),
+                                  stream),
+                      fmt::format("the program's buffer holds {} (first difference at byte {})",
+                                  quote_bytes(replayed, shown_from), offset + at));
+    }
+    offset += write.bytes.size();
   }
   return Status::ok();
 }

@@ -257,7 +257,13 @@ void RecordSession::schedule_next() {
     slice_start_ = std::chrono::steady_clock::now();
     running_since_ = slice_start_;
     probed_this_run_ = false;
-    Status status = resume_user(*t);
+    Status status;
+    if (t->held_for_output) {
+      t->held_for_output = false;
+      status = enter_syscall(*t);
+    } else {
+      status = resume_user(*t);
+    }
     if (!status.is_ok()) {
       // The thread died while parked; its exit is reported by waitpid.
       current_ = 0;
@@ -302,7 +308,7 @@ std::vector<uint64_t> RecordSession::stack_pointers(const Thread& t, uint64_t rs
     if (other.get() == &t) {
       pointers.push_back(rsp);
     } else if (other->state == Thread::State::kInSyscall ||
-               other->state == Thread::State::kExiting ||
+               other->state == Thread::State::kHeld || other->state == Thread::State::kExiting ||
                other->state == Thread::State::kStarting) {
       pointers.push_back(other->syscall_entry_sp);  // a new thread's: its clone's stack
     } else if (auto regs = os::get_registers(tid); regs.is_ok()) {
@@ -416,6 +422,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
   if (threads_.empty()) {
     return StepResult::kDone;
   }
+  expire_exit_holds();
   schedule_next();
 
   auto now = std::chrono::steady_clock::now();
@@ -438,6 +445,11 @@ Result<RecordSession::StepResult> RecordSession::step() {
   }
   if (timeout_ms < 0 || timeout_ms > 250) {
     timeout_ms = 250;  // wake up to flush
+  }
+  for (const auto& [tid, held] : threads_) {
+    if (held->hold_deadline) {
+      timeout_ms = std::min(timeout_ms, 20);  // wake up to let an exit hold expire
+    }
   }
 
   int wait_status = 0;
@@ -586,6 +598,21 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     REPRO_RETURN_IF_ERROR(log(event_));
     return resume_user(t);
   }
+  return enter_syscall(t);
+}
+
+Status RecordSession::enter_syscall(Thread& t) {
+  std::optional<OutputTarget> target = output_target(t.pid, t.syscall_number, t.args);
+  bool kills_siblings = t.syscall_number == SYS_exit_group || t.syscall_number == SYS_execve ||
+                        t.syscall_number == SYS_execveat;
+  if (target ? output_order_.busy(*target, t.tid)
+             : kills_siblings && !t.hold_expired && output_order_.process_busy(t.pid, t.tid)) {
+    return hold_for_output(t, target);
+  }
+  t.hold_expired = false;
+  if (target) {
+    output_order_.begin(t.tid, t.pid, *target);
+  }
   if (is_exit(t.syscall_number)) {
     event_.clear();
     event_.kind = format::EventKind::kSyscall;
@@ -610,13 +637,56 @@ Status RecordSession::on_syscall_entry(Thread& t) {
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(t.syscall_number);
   // clone blocks only with CLONE_VFORK; otherwise it must return before
-  // anything else runs, like the other syscalls replay executes.
-  bool may_block = info != nullptr && info->may_block() && !must_finish_alone(t.syscall_number);
+  // anything else runs, like the other syscalls replay executes. A write
+  // to a regular file does not wait for anyone either.
+  bool may_block = info != nullptr && info->may_block() && !must_finish_alone(t.syscall_number) &&
+                   !(target && target->completes_alone);
   if (is_vfork(t.syscall_number, t.args) || (may_block && !ready_.empty())) {
-    REPRO_RETURN_IF_ERROR(log_entered(t));
+    if (!t.entered_logged) {
+      REPRO_RETURN_IF_ERROR(log_entered(t));
+    }
     release_cpu(t);
   }
   return resume_in_kernel(t);
+}
+
+Status RecordSession::hold_for_output(Thread& t, std::optional<OutputTarget> target) {
+  // The entry is logged now: replay takes the thread to this syscall, where
+  // it stands while others run (memory hashes of their preemption points
+  // see what it did up to here).
+  if (!t.entered_logged) {
+    REPRO_RETURN_IF_ERROR(log_entered(t));
+  }
+  output_order_.hold(t.tid, t.pid, target);
+  t.held_for_output = true;
+  t.state = Thread::State::kHeld;
+  if (!target) {
+    t.hold_deadline = std::chrono::steady_clock::now() + kExitHoldLimit;
+  }
+  release_cpu(t);
+  return Status::ok();
+}
+
+void RecordSession::wake_held(const std::vector<pid_t>& tids) {
+  for (pid_t tid : tids) {
+    Thread* held = find(tid);
+    if (held != nullptr && held->held_for_output && held->state == Thread::State::kHeld) {
+      held->hold_deadline.reset();
+      make_ready(*held);
+    }
+  }
+}
+
+void RecordSession::expire_exit_holds() {
+  auto now = std::chrono::steady_clock::now();
+  for (auto& [tid, t] : threads_) {
+    if (t->state == Thread::State::kHeld && t->hold_deadline && now >= *t->hold_deadline) {
+      output_order_.end(tid);  // forgets its hold
+      t->hold_deadline.reset();
+      t->hold_expired = true;
+      make_ready(*t);
+    }
+  }
 }
 
 Status RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address) {
@@ -733,6 +803,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
       return Status::ok();
     }
   }
+  std::vector<pid_t> unheld = output_order_.end(t.tid);
   if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
     REPRO_RETURN_IF_ERROR(log_mapped_file(t, static_cast<int>(t.args[4]), static_cast<uint64_t>(result)));
   }
@@ -756,6 +827,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     REPRO_RETURN_IF_ERROR(note_write_to_shared_file(t, result));
   }
   REPRO_RETURN_IF_ERROR(log(event_));
+  wake_held(unheld);  // after this event: their output comes after its
   REPRO_RETURN_IF_ERROR(patch_code_made_executable(t, result));
   bool was_current = current_ == t.tid;
   t.entered_logged = false;
@@ -944,7 +1016,9 @@ Status RecordSession::on_exit_event(Thread& t) {
     t.exit_logged = true;
   }
   t.state = Thread::State::kExiting;
+  t.held_for_output = false;
   std::erase(ready_, t.tid);
+  wake_held(output_order_.end(t.tid));
   REPRO_RETURN_IF_ERROR(release_vfork_parent(t.tid));
   // A thread group leader is reaped only after its last thread, so it
   // cannot hold the CPU until then; any other thread holds it until reaped.
@@ -982,6 +1056,7 @@ Status RecordSession::on_gone(pid_t tid, int wait_status) {
   std::erase(ready_, tid);
   release_cpu(*t);
   threads_.erase(tid);
+  wake_held(output_order_.end(tid));
   return Status::ok();
 }
 

@@ -38,6 +38,7 @@
 #include "core/base/status.h"
 #include "core/format/trace_writer.h"
 #include "core/patch/rdtsc_patcher.h"
+#include "tracer/output_order.h"
 #include "tracer/scheduling_policy.h"
 #include "tracer/syscall_recorder.h"
 
@@ -98,6 +99,14 @@ class RecordSession {
   // Stop handlers.
   Status on_syscall_entry(Thread& t);
   Status on_syscall_exit(Thread& t);
+  /// Lets t, stopped at its syscall's entry, into the kernel, passing the
+  /// CPU on where the syscall may block; or holds it there (OutputOrder).
+  Status enter_syscall(Thread& t);
+  Status hold_for_output(Thread& t, std::optional<OutputTarget> target);
+  /// Makes ready the threads OutputOrder no longer holds back.
+  void wake_held(const std::vector<pid_t>& tids);
+  /// Lets exit_group/execve holds past their deadline go in.
+  void expire_exit_holds();
   Status release_vfork_parent(pid_t child_tid);
   Status on_new_thread(Thread& t, int ptrace_event);
   Status on_exec(Thread& t);
@@ -164,6 +173,7 @@ class RecordSession {
   std::unique_ptr<format::TraceWriter> writer_;
   std::unique_ptr<SchedulingPolicy> policy_;
   SyscallRecorder recorder_;
+  OutputOrder output_order_;
   patch::RdtscPatcher patcher_;
   bool patch_rdtsc_ = false;  // patching mode (the header's tsc_mode)
   ScopedFd signal_fd_;

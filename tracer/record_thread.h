@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,7 +21,9 @@ struct RecordSession::Thread {
   pid_t tid = 0;
   pid_t pid = 0;  // thread group id
   uint32_t index = 0;
-  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting } state = State::kStarting;
+  // kHeld: stopped at a syscall's entry until OutputOrder lets it in.
+  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting, kHeld } state =
+      State::kStarting;
   bool entered_logged = false;
   bool interrupt_requested = false;
   bool exit_logged = false;
@@ -45,6 +48,11 @@ struct RecordSession::Thread {
   pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
   bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
   int syscall_number = -1;
+  // Held at its syscall's entry by OutputOrder (it enters when scheduled),
+  // and until when, for an exit_group or execve waiting on a writer.
+  bool held_for_output = false;
+  std::optional<std::chrono::steady_clock::time_point> hold_deadline;
+  bool hold_expired = false;  // its exit hold gave up: it goes in regardless
   // rsp at the entry of its last syscall (unchanged while inside it); for a
   // new thread that has not run yet, the stack its clone gave it.
   uint64_t syscall_entry_sp = 0;

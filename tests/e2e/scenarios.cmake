@@ -26,6 +26,7 @@ target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCAL
 repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
+repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
@@ -37,6 +38,7 @@ set(REPRO_SCENARIOS
   "jit_rdtsc 120"
   "lost_update_20_of_20 600"
   "memory_divergence 120"
+  "output_divergence 120"
   "real_make 600"
   "real_python_threads 600"
   "real_shell_pipeline 300"
