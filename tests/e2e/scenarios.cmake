@@ -27,6 +27,9 @@ repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
+repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
+find_package(Threads REQUIRED)
+target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
@@ -45,6 +48,7 @@ set(REPRO_SCENARIOS
   "real_xz 600"
   "replay_after_files_deleted 120"
   "replay_from_noexec_mount 300"
+  "sched_yield_turns 300"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)
   separate_arguments(entry)
