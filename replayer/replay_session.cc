@@ -738,6 +738,11 @@ Status ReplaySession::on_thread_exit(const format::Event& event) {
     // itself, a sibling or the recorder) where the thread stands now. Do
     // the same.
     REPRO_RETURN_IF_ERROR(kill_here());
+  } else if (fatal_signal != 0 && t.where == ReplayThread::Where::kParked) {
+    // Killed by a signal the recording saw no delivery of: the program's
+    // own seccomp filter (SECCOMP_RET_KILL) ends it at a syscall that never
+    // reached repro's filter. Let it run into that again.
+    REPRO_RETURN_IF_ERROR(resume(t));
   }
   while (t.where != ReplayThread::Where::kGone) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));

@@ -3,12 +3,15 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -40,6 +43,15 @@ std::string describe_result(int64_t result) {
 // program will use it as an address.
 bool result_is_address(int number) {
   return number == SYS_mmap || number == SYS_mremap || number == SYS_brk || number == SYS_shmat;
+}
+
+// seccomp(SET_MODE_FILTER or SET_MODE_STRICT) and prctl(PR_SET_SECCOMP):
+// the program restricts its own syscalls.
+bool installs_seccomp_filter(int number, const std::array<uint64_t, 6>& args) {
+  if (number == SYS_seccomp) {
+    return args[0] == SECCOMP_SET_MODE_STRICT || args[0] == SECCOMP_SET_MODE_FILTER;
+  }
+  return number == SYS_prctl && args[0] == PR_SET_SECCOMP;
 }
 
 // Up to 40 bytes from `from` (near where two outputs first differ), as a C
@@ -116,6 +128,12 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
                     "the thread-creation events that precede a successful " +
                         std::string(syscalls::syscall_name(number)),
                     describe_syscall(number, t.args));
+  }
+  if (installs_seccomp_filter(number, event.args)) {
+    // The program's own filter acts before repro's (its ERRNO, TRAP or KILL
+    // outrank TRACE), so the syscalls it answers never reached the recorder:
+    // replay needs the same filter in the kernel to answer them alike.
+    return execute(t, event);
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(number);
   if (info != nullptr && info->policy == syscalls::ReplayPolicy::kExecute) {

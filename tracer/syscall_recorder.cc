@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <linux/capability.h>
+#include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -281,6 +282,13 @@ Status SyscallRecorder::capture_custom_effects(pid_t tid, int arg_index, format:
     case SYS_capget:
       // Version 3 capabilities: two 12-byte __user_cap_data_struct.
       return add_write(tid, address, 2 * sizeof(__user_cap_data_struct), event);
+    case SYS_seccomp:
+      // Installing a filter or strict mode writes nothing (replay installs
+      // the same filter); only the notification sizes are an answer.
+      if (args[0] == SECCOMP_GET_NOTIF_SIZES) {
+        return add_write(tid, address, sizeof(seccomp_notif_sizes), event);
+      }
+      return Status::ok();
     case SYS_mincore:
       return add_write(tid, address, (args[1] + 4095) / 4096, event);
     case SYS_sched_getattr:
