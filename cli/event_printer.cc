@@ -42,7 +42,7 @@ std::string describe_flags(uint32_t flags) {
     text += " [effects unknown]";
   }
   if (flags & format::kSyscallDenied) {
-    text += " [denied by repro]";
+    text += " [answered by repro]";
   }
   return text;
 }

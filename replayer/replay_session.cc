@@ -286,6 +286,13 @@ Status ReplaySession::note_syscall_entry(ReplayThread& t) {
   t.syscall_number = static_cast<int>(r.orig_rax);
   t.args = {r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9};
   t.where = ReplayThread::Where::kAtEntry;
+  if (t.syscall_number == SYS_clone && (r.rdi & CLONE_UNTRACED)) {
+    // The recorder dropped the flag to record the child (LeakSanitizer's
+    // helper task): replay must follow that child too. t.args keep it.
+    os::Registers stripped = r;
+    stripped.rdi &= ~static_cast<uint64_t>(CLONE_UNTRACED);
+    return os::set_registers(t.tid, stripped);
+  }
   return Status::ok();
 }
 

@@ -233,6 +233,10 @@ void RecordSession::kill_all() {
 // Scheduling
 
 void RecordSession::make_ready(Thread& t) {
+  if (t.emulated_stop_status != 0) {
+    t.state = Thread::State::kEmulatedStop;  // runs again when its tracer lets it
+    return;
+  }
   t.state = Thread::State::kReady;
   ready_.push_back(t.tid);
 }
@@ -580,9 +584,24 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     }
   }
   t.syscall_number = static_cast<int>(regs.orig_rax);
+  t.entry_regs = regs;
   t.syscall_entry_sp = regs.rsp;
   t.args = {regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9};
   t.entered_logged = false;
+
+  if (t.syscall_number == SYS_ptrace) {
+    return emulate_ptrace(t);
+  }
+  if (t.syscall_number == SYS_wait4 || t.syscall_number == SYS_waitid) {
+    REPRO_ASSIGN_OR_RETURN(bool answered, emulate_wait_for_ptrace_stop(t));
+    if (answered) {
+      return Status::ok();
+    }
+  }
+  if (t.syscall_number == SYS_clone && (regs.rdi & CLONE_UNTRACED)) {
+    strip_clone_untraced(t, regs);
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  }
 
   if (is_denied(t.syscall_number)) {
     regs.orig_rax = static_cast<uint64_t>(-1);  // skip it; rax is the result
@@ -1018,6 +1037,7 @@ Status RecordSession::on_exit_event(Thread& t) {
   t.state = Thread::State::kExiting;
   t.held_for_output = false;
   std::erase(ready_, t.tid);
+  release_emulated_tracees(t.tid);
   wake_held(output_order_.end(t.tid));
   REPRO_RETURN_IF_ERROR(release_vfork_parent(t.tid));
   // A thread group leader is reaped only after its last thread, so it

@@ -145,6 +145,26 @@ class RecordSession {
   /// what an mmap or mprotect made executable, or log an exec's patches.
   Status patch_code_made_executable(Thread& t, int64_t result);
 
+  // ptrace between recorded threads (record_ptrace.cc).
+  /// Emulates t's ptrace() at its entry: answers it in place and logs it.
+  Status emulate_ptrace(Thread& t);
+  /// At the entry of t's wait4/waitid: if it waits for a thread it traces
+  /// (emulated), answers in place with that thread's stop and returns true.
+  Result<bool> emulate_wait_for_ptrace_stop(Thread& t);
+  /// clone(CLONE_UNTRACED) loses the flag in `regs`: the child is recorded.
+  void strip_clone_untraced(Thread& t, os::Registers& regs);
+  void stop_for_emulated_tracer(Thread& target, int wait_status);
+  Result<os::Registers> registers_for_emulated_tracer(Thread& target);
+  void release_from_emulated_stop(Thread& target);
+  /// A tracer's exit detaches its tracees, as the kernel does.
+  void release_emulated_tracees(pid_t tracer_tid);
+  /// Requires: t at a syscall's entry, event_ cleared or holding the
+  /// memory the answer writes. Skips the syscall, writes that memory, gives
+  /// t `result`, logs the event (kSyscallDenied) and resumes t.
+  Status answer_in_place(Thread& t, int64_t result);
+  /// Passes `message` to RecordOptions::on_warning the first time `key` is seen.
+  void warn_once(const std::string& key, const std::string& message);
+
   // Preemption (record_preemption.cc).
   Status on_interrupted(Thread& t);
   /// When to interrupt the running thread while others wait: a first spin
@@ -196,6 +216,7 @@ class RecordSession {
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
   bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
   format::Event event_;       // reused to avoid allocation per event
+  std::set<std::string> warned_;  // keys of warn_once's warnings given
   // Page copies in preempt events (log_preempt): the bytes of copies the
   // snapshot budget still allows, and per process, page address -> hash of
   // the page's last copy (a page absent here needs none while it is zeros).

@@ -22,8 +22,9 @@ struct RecordSession::Thread {
   pid_t pid = 0;  // thread group id
   uint32_t index = 0;
   // kHeld: stopped at a syscall's entry until OutputOrder lets it in.
-  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting, kHeld } state =
-      State::kStarting;
+  // kEmulatedStop: stopped by another recorded thread's (emulated) ptrace.
+  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting, kHeld, kEmulatedStop }
+      state = State::kStarting;
   bool entered_logged = false;
   bool interrupt_requested = false;
   bool exit_logged = false;
@@ -48,6 +49,13 @@ struct RecordSession::Thread {
   pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
   bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
   int syscall_number = -1;
+  // The recorded thread that traces this one (record_ptrace.cc), 0 if none;
+  // the wait status of its emulated stop (0: not stopped), and whether a
+  // wait of its tracer has reported that stop.
+  pid_t emulated_tracer = 0;
+  os::Registers entry_regs{};  // at its last syscall entry (emulated GETREGS in the kernel)
+  int emulated_stop_status = 0;
+  bool emulated_stop_reported = false;
   // Held at its syscall's entry by OutputOrder (it enters when scheduled),
   // and until when, for an exit_group or execve waiting on a writer.
   bool held_for_output = false;

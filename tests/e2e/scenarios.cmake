@@ -9,6 +9,7 @@
 
 set(REPRO_SCENARIO_SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}/scenarios)
 set(REPRO_SCENARIO_PROGRAM_DIR ${CMAKE_BINARY_DIR}/tests/e2e/scenarios)
+find_package(Threads REQUIRED)
 
 function(repro_scenario_program target source)
   add_executable(${target} ${REPRO_SCENARIO_SOURCE_DIR}/${source})
@@ -18,6 +19,11 @@ function(repro_scenario_program target source)
     RUNTIME_OUTPUT_DIRECTORY ${REPRO_SCENARIO_PROGRAM_DIR})
 endfunction()
 
+# asan_leak_report: LeakSanitizer's ptrace at exit, emulated by the recorder.
+repro_scenario_program(scenario_asan_leak asan_leak_program.c)
+target_compile_options(scenario_asan_leak PRIVATE -fsanitize=address -fno-omit-frame-pointer)
+target_link_options(scenario_asan_leak PRIVATE -fsanitize=address)
+target_link_libraries(scenario_asan_leak PRIVATE Threads::Threads)
 # divergence_report records the getpid build, then swaps in the getppid one.
 repro_scenario_program(scenario_divergence_getpid divergence_program.c)
 target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
@@ -28,11 +34,11 @@ repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
-find_package(Threads REQUIRED)
 target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
+  "asan_leak_report 300"
   "bad_input 300"
   "divergence_report 120"
   "doctor 120"
