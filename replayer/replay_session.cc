@@ -325,6 +325,18 @@ Status ReplaySession::settle_after_step(ReplayThread& t) {
       t.where = ReplayThread::Where::kParked;
       return Status::ok();
     }
+    if (stop_event(status) == 0 && WSTOPSIG(status) == SIGSEGV) {
+      // The kernel could not write the handler's frame (an overflowed
+      // stack and no alternate one) and forced a SIGSEGV instead. The
+      // recording saw it as the thread's next signal: keep the stop for
+      // that event. Dropping it would refault forever.
+      REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
+      if (info.si_code == SI_KERNEL) {
+        stashed_stops_[t.tid].push_front(status);
+        t.where = ReplayThread::Where::kRunning;  // its next stop is the stashed one
+        return Status::ok();
+      }
+    }
     // Another signal got in the way: drop it and keep stepping.
     REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
   }

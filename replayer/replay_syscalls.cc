@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -52,6 +53,15 @@ bool installs_seccomp_filter(int number, const std::array<uint64_t, 6>& args) {
     return args[0] == SECCOMP_SET_MODE_STRICT || args[0] == SECCOMP_SET_MODE_FILTER;
   }
   return number == SYS_prctl && args[0] == PR_SET_SECCOMP;
+}
+
+// setrlimit or prlimit64 on the calling process, setting the limit of its
+// stack or address space: where a growing stack faults depends on it, so
+// replay must set it too.
+bool sets_memory_limit(int number, const std::array<uint64_t, 6>& args) {
+  uint64_t resource = number == SYS_setrlimit ? args[0] : args[1];
+  bool sets = number == SYS_setrlimit || (number == SYS_prlimit64 && args[0] == 0 && args[2] != 0);
+  return sets && (resource == RLIMIT_STACK || resource == RLIMIT_AS);
 }
 
 // Up to 40 bytes from `from` (near where two outputs first differ), as a C
@@ -134,6 +144,10 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
     // outrank TRACE), so the syscalls it answers never reached the recorder:
     // replay needs the same filter in the kernel to answer them alike.
     return execute(t, event);
+  }
+  if (sets_memory_limit(number, event.args)) {
+    REPRO_RETURN_IF_ERROR(execute(t, event));
+    return write_recorded_memory(t, event);  // prlimit64's old limit, as recorded
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(number);
   if (info != nullptr && info->policy == syscalls::ReplayPolicy::kExecute) {
