@@ -33,6 +33,7 @@
 #include "core/os/tracee.h"
 #include "core/syscalls/syscall_table.h"
 #include "core/seccomp/seccomp_filter.h"
+#include "tracer/process_memory_writes.h"
 
 extern char** environ;
 
@@ -844,6 +845,22 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   if (shared_file_mapped_ && result > 0 &&
       (t.syscall_number == SYS_write || t.syscall_number == SYS_pwrite64)) {
     REPRO_RETURN_IF_ERROR(note_write_to_shared_file(t, result));
+  }
+  // Writes to /proc/PID/mem are looked for only once the program has
+  // opened such a file, so other programs pay nothing for them.
+  if (!proc_mem_opened_ && result >= 0 &&
+      (t.syscall_number == SYS_open || t.syscall_number == SYS_openat ||
+       t.syscall_number == SYS_openat2)) {
+    proc_mem_opened_ = proc_mem_owner(t.pid, static_cast<int>(result)).has_value();
+  }
+  if (proc_mem_opened_ && result > 0 && writes_at_file_position(t.syscall_number)) {
+    std::optional<pid_t> owner = proc_mem_owner(t.pid, static_cast<int>(t.args[0]));
+    const Thread* owner_thread = owner ? find(*owner) : nullptr;
+    if (owner && (*owner == t.pid || (owner_thread != nullptr && owner_thread->pid == t.pid))) {
+      REPRO_RETURN_IF_ERROR(capture_own_memory_write(t.tid, t.pid, &event_));
+    } else if (owner) {
+      event_.syscall_flags |= format::kSyscallEffectsUnknown;  // another process's memory
+    }
   }
   REPRO_RETURN_IF_ERROR(log(event_));
   wake_held(unheld);  // after this event: their output comes after its

@@ -215,6 +215,7 @@ class RecordSession {
   int root_wait_status_ = 0;
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
   bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
+  bool proc_mem_opened_ = false;     // the program has opened a /proc/PID/mem file
   format::Event event_;       // reused to avoid allocation per event
   std::set<std::string> warned_;  // keys of warn_once's warnings given
   // Page copies in preempt events (log_preempt): the bytes of copies the
