@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,8 @@
 
 #include "core/base/scoped_fd.h"
 #include "core/format/file_util.h"
+#include "core/format/sparse_copy.h"
+#include "core/format/trace_format.h"
 #include "core/syscalls/syscall_table.h"
 #include "replayer/divergence.h"
 #include "replayer/replay_session.h"
@@ -334,22 +337,33 @@ Result<int64_t> ReplaySession::inject_syscall(ReplayThread& t, int number,
 }
 
 Result<std::string> ReplaySession::shared_file_for(const std::string& path,
-                                                   const std::string& content_id) {
+                                                   const std::string& content_id,
+                                                   uint64_t offset, uint64_t length) {
   auto& entry = shared_files_[path];
   if (entry.first.empty()) {
     entry.first = fmt::format("{}/shared-{}", exec_paths_.dir(), shared_files_.size());
   }
   if (entry.second != content_id) {
     // The file's content when it was mapped; existing shared mappings of
-    // it see the change, as they did when recorded.
+    // it see the change, as they did when recorded. A copy of a large file
+    // holds only the range that mmap mapped (kWholeFileLimitBytes): the
+    // rest of the file stays as the earlier mappings left it. Holes are
+    // not copied, so a 1 GiB sparse file costs what it holds.
     REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
-    std::error_code ec;
-    std::filesystem::copy_file(stored, entry.first,
-                               std::filesystem::copy_options::overwrite_existing, ec);
-    if (ec) {
-      return Status::error(StatusCode::kIoError, fmt::format("preparing shared file '{}': {}",
-                                                             entry.first, ec.message()));
+    ScopedFd source(::open(stored.c_str(), O_RDONLY | O_CLOEXEC));
+    ScopedFd dest(::open(entry.first.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    struct stat st;
+    if (!source.valid() || !dest.valid() || ::fstat(source.get(), &st) != 0) {
+      return Status::from_errno(errno, fmt::format("preparing shared file '{}'", entry.first));
     }
+    const auto size = static_cast<uint64_t>(st.st_size);
+    uint64_t from = 0, to = size;
+    if (size > format::kWholeFileLimitBytes) {
+      from = offset;
+      to = offset + ((length + 4095) & ~uint64_t{4095});
+    }
+    REPRO_RETURN_IF_ERROR(
+        format::copy_range_sparse(source.get(), size, from, to, dest.get(), entry.first));
     entry.second = content_id;
   }
   return entry.first;
@@ -397,7 +411,8 @@ Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Ev
                                                const std::string& content_id) {
   // Shared mappings of one file must share pages, as they did when
   // recorded: map a scratch copy of the file for real.
-  REPRO_ASSIGN_OR_RETURN(std::string path, shared_file_for(mapped_path_, content_id));
+  REPRO_ASSIGN_OR_RETURN(std::string path,
+                         shared_file_for(mapped_path_, content_id, event.args[5], event.args[1]));
   REPRO_ASSIGN_OR_RETURN(int64_t mapped, map_file_in_tracee(t, event, path, O_RDWR));
   const uint64_t address = static_cast<uint64_t>(event.result);
   if (static_cast<uint64_t>(mapped) != address) {
@@ -410,6 +425,19 @@ Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Ev
                       .file_offset = event.args[5],
                       .recorded_path = mapped_path_,
                       .file_path = path});
+  return finish_executed_mmap(t, address);
+}
+
+Status ReplaySession::execute_dev_zero_mmap(ReplayThread& t, const format::Event& event) {
+  // Zero-filled memory by another name: map /dev/zero itself, so the
+  // kernel makes of it what it made when recorded (anonymous memory if
+  // private, shared memory if shared).
+  REPRO_ASSIGN_OR_RETURN(int64_t mapped, map_file_in_tracee(t, event, "/dev/zero", O_RDWR));
+  const uint64_t address = static_cast<uint64_t>(event.result);
+  if (static_cast<uint64_t>(mapped) != address) {
+    return diverged(t, fmt::format("mmap of /dev/zero at {:#x}", address),
+                    fmt::format("mmap returned {}", describe_result(mapped)));
+  }
   return finish_executed_mmap(t, address);
 }
 
@@ -486,6 +514,9 @@ Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) 
           fmt::format("event #{}: file mmap without its mapped-file event", event_index_));
     }
     const std::string content_id = std::exchange(t.mapped_content_id, "");
+    if (content_id == format::kDevZeroContentId) {
+      return execute_dev_zero_mmap(t, event);
+    }
     if (flags & MAP_SHARED) {
       return execute_shared_file_mmap(t, event, content_id);
     }

@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <tuple>
 
 #include "core/base/check.h"
+#include "core/format/trace_format.h"
 #include "core/os/auxv.h"
 #include "core/os/host_probe.h"
 #include "core/os/host_report.h"
@@ -709,29 +711,45 @@ void RecordSession::expire_exit_holds() {
   }
 }
 
-Status RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address) {
+Result<bool> RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address) {
   std::string fd_path = fmt::format("/proc/{}/fd/{}", t.pid, fd);
   std::error_code ec;
   std::string path = std::filesystem::read_symlink(fd_path, ec).string();
-  // Prefer the file's own name (it can be hard-linked into the trace)
-  // when it still names the same file; fall back to the open descriptor.
-  std::string source = fd_path;
   struct stat by_fd, by_name;
-  if (!ec && stat(fd_path.c_str(), &by_fd) == 0 && stat(path.c_str(), &by_name) == 0 &&
-      by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino) {
-    source = path;
+  if (stat(fd_path.c_str(), &by_fd) != 0) {
+    return Status::from_errno(errno, fmt::format("stat of mapped file '{}'", path));
   }
-  auto content_id = writer_->store_file(source);
-  if (!content_id.is_ok()) {
-    return content_id.status().context(fmt::format("storing mapped file '{}'", path));
+  std::string content_id;
+  if (S_ISCHR(by_fd.st_mode) && by_fd.st_rdev == makedev(1, 5)) {
+    // /dev/zero (character device 1:5 on every Linux): zero-filled
+    // memory, private or shared; replay maps /dev/zero itself.
+    content_id = format::kDevZeroContentId;
+  } else if (!S_ISREG(by_fd.st_mode)) {
+    // A device's or other special file's memory changes behind the
+    // program's back and cannot be stored: recorded, replay refuses it.
+    return false;
+  } else {
+    // Prefer the file's own name (it can be hard-linked into the trace)
+    // when it still names the same file; fall back to the open descriptor.
+    std::string source = fd_path;
+    if (!ec && stat(path.c_str(), &by_name) == 0 && by_fd.st_dev == by_name.st_dev &&
+        by_fd.st_ino == by_name.st_ino) {
+      source = path;
+    }
+    auto stored = writer_->store_mapped_range(source, t.args[5], t.args[1]);
+    if (!stored.is_ok()) {
+      return stored.status().context(fmt::format("storing mapped file '{}'", path));
+    }
+    content_id = *stored;
   }
   event_.clear();
   event_.kind = format::EventKind::kMappedFile;
   event_.thread = t.index;
   event_.path = path;
-  event_.content_id = *content_id;
+  event_.content_id = content_id;
   event_.result = static_cast<int64_t>(address);
-  return log(event_);
+  REPRO_RETURN_IF_ERROR(log(event_));
+  return true;
 }
 
 Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
@@ -824,8 +842,11 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     }
   }
   std::vector<pid_t> unheld = output_order_.end(t.tid);
+  bool mapped_unknown = false;
   if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
-    REPRO_RETURN_IF_ERROR(log_mapped_file(t, static_cast<int>(t.args[4]), static_cast<uint64_t>(result)));
+    REPRO_ASSIGN_OR_RETURN(bool stored, log_mapped_file(t, static_cast<int>(t.args[4]),
+                                                         static_cast<uint64_t>(result)));
+    mapped_unknown = !stored;
   }
   event_.clear();
   event_.kind = format::EventKind::kSyscall;
@@ -838,6 +859,9 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     event_.syscall_flags |= format::kSyscallExecuted;
   }
   REPRO_RETURN_IF_ERROR(recorder_.capture(t.tid, t.pid, &event_));
+  if (mapped_unknown) {
+    event_.syscall_flags |= format::kSyscallEffectsUnknown;
+  }
   if (t.syscall_number == SYS_mmap && result >= 0 && (t.args[3] & MAP_SHARED) &&
       !(t.args[3] & MAP_ANONYMOUS)) {
     shared_file_mapped_ = true;

@@ -131,7 +131,10 @@ class RecordSession {
   /// Forgets the page copies of a process whose memory `event` replaces
   /// (a new process, an exec): its next preempt event copies afresh.
   void forget_page_copies(const format::Event& event);
-  Status log_mapped_file(Thread& t, int fd, uint64_t address);
+  /// Logs the mapped-file event of a successful file mmap at `address`
+  /// through descriptor `fd`. Returns false, logging nothing, when the file
+  /// is one whose memory cannot be recorded (a device other than /dev/zero).
+  Result<bool> log_mapped_file(Thread& t, int fd, uint64_t address);
   Status note_write_to_shared_file(Thread& t, int64_t written);
   /// If t stopped (with `signal`) at an rdtsc or rdtscp, trapped or
   /// patched, emulates it, logs the value and resumes t.
