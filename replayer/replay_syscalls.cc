@@ -448,9 +448,15 @@ Status ReplaySession::execute_private_file_mmap(ReplayThread& t, const format::E
   // they were when recorded, so a new process maps its libraries cheaply.
   REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
   std::error_code ec;
-  const std::string path = std::filesystem::absolute(stored, ec).string();
+  std::string path = std::filesystem::absolute(stored, ec).string();
   const uint64_t address = static_cast<uint64_t>(event.result);
   const uint64_t length = event.args[1];
+  if (shared_files_.count(mapped_path_) != 0) {
+    // The file is mapped shared too: its pages this mapping has not
+    // written show the stores made through the shared mappings, as they
+    // did when recorded, so map the same scratch copy.
+    REPRO_ASSIGN_OR_RETURN(path, shared_file_for(mapped_path_, content_id, event.args[5], length));
+  }
   REPRO_ASSIGN_OR_RETURN(int64_t mapped, map_file_in_tracee(t, event, path, O_RDONLY));
   if (static_cast<uint64_t>(mapped) != address) {
     // The copy cannot be mapped (a trace on a noexec file system refuses
