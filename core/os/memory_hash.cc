@@ -2,6 +2,7 @@
 
 #include "core/os/proc_maps.h"
 #include "core/os/tracee.h"
+#include "core/os/zero_pages.h"
 
 #include <fmt/core.h>
 #include <sys/uio.h>
@@ -58,8 +59,29 @@ Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_
         dead_end = dead_end == start ? sp - kRedZoneBytes : std::min(dead_end, sp - kRedZoneBytes);
       }
     }
+    // Pages known to be zeros are not read: a huge mapping that holds
+    // little costs what it holds (zero_pages.h).
+    const std::vector<bool> zero = known_zero_pages(pid, mapping);
+    static const char kZeros[kPageBytes] = {};
     for (uint64_t at = start; at < end;) {
+      size_t index = (at - start) / kPageBytes;
+      if (!zero.empty() && zero[index]) {
+        PageHash page{at, zero_page_hash()};
+        if (visit) {
+          visit(page, kZeros);
+        }
+        memory.pages.push_back(page);
+        at += kPageBytes;
+        continue;
+      }
       size_t n = std::min<uint64_t>(kBufferBytes, end - at);
+      if (!zero.empty()) {
+        size_t run = 1;  // pages up to the next known zero one
+        while (run * kPageBytes < n && !zero[index + run]) {
+          ++run;
+        }
+        n = run * kPageBytes;
+      }
       iovec local{buffer.get(), n};
       iovec remote{reinterpret_cast<void*>(at), n};
       ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);

@@ -1,7 +1,12 @@
 #include "core/os/memory_hash.h"
 
+#include "core/os/proc_maps.h"
+#include "core/os/zero_pages.h"
+
 #include <catch2/catch.hpp>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -113,6 +118,73 @@ TEST_CASE("a stack's memory below a thread's stack pointer and red zone hashes a
   std::memset(expected.data(), 0, 3000 - 128);
   CHECK(hash_of_page({sp}) == repro::os::page_hash(expected.data()));
   munmap(base, (kStackPages + 1) * kPageBytes);
+}
+
+TEST_CASE("pages known to hold zeros are hashed as zeros without being read",
+          "[os][memory_hash]") {
+  constexpr size_t kBytes = size_t{256} << 20;
+  // Private anonymous memory: two pages written.
+  auto* anon = static_cast<char*>(
+      mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(anon != MAP_FAILED);
+  anon[5] = 1;
+  anon[kBytes - 1] = 2;
+  // Shared memory of a memfd: one page written. Reading the others would
+  // allocate them.
+  int fd = static_cast<int>(syscall(SYS_memfd_create, "zero-pages-test", 1 /* MFD_CLOEXEC */));
+  REQUIRE(fd >= 0);
+  REQUIRE(ftruncate(fd, kBytes) == 0);
+  auto* shared = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  REQUIRE(shared != MAP_FAILED);
+  shared[kBytes / 2] = 3;
+  // A private mapping of the memfd with a page copied on write inside a
+  // hole of the file: not zero, though the file is.
+  auto* copied = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+  REQUIRE(copied != MAP_FAILED);
+  copied[kPageBytes] = 4;
+
+  std::vector<repro::os::Mapping> mappings = repro::os::read_mappings(getpid()).value();
+  for (const repro::os::Mapping& m : mappings) {
+    if (m.start == reinterpret_cast<uint64_t>(anon)) {
+      std::vector<bool> zero = repro::os::known_zero_pages(getpid(), m);
+      REQUIRE(zero.size() == kBytes / kPageBytes);
+      CHECK_FALSE(zero.front());
+      CHECK(zero[1]);
+      CHECK_FALSE(zero.back());
+    }
+    if (m.start == reinterpret_cast<uint64_t>(copied)) {
+      std::vector<bool> zero = repro::os::known_zero_pages(getpid(), m);
+      REQUIRE(zero.size() == kBytes / kPageBytes);
+      CHECK(zero[0]);
+      CHECK_FALSE(zero[1]);                         // copied on write
+      CHECK_FALSE(zero[kBytes / 2 / kPageBytes]);  // data in the file
+    }
+  }
+
+  auto memory = repro::os::hash_writable_memory(getpid(), {});
+  REQUIRE(memory.is_ok());
+  auto hash_at = [&](const char* address) {
+    for (const PageHash& page : memory->pages) {
+      if (page.address == reinterpret_cast<uint64_t>(address)) {
+        return page.hash;
+      }
+    }
+    FAIL("page not hashed");
+    return uint64_t{0};
+  };
+  const char* page_base = shared + kBytes / 2;
+  CHECK(hash_at(page_base) == repro::os::page_hash(page_base));
+  CHECK(hash_at(shared) == repro::os::zero_page_hash());
+  CHECK(hash_at(anon + kPageBytes) == repro::os::zero_page_hash());
+  CHECK(hash_at(anon) == repro::os::page_hash(anon));
+  CHECK(hash_at(copied + kPageBytes) == repro::os::page_hash(copied + kPageBytes));
+  struct stat st;
+  REQUIRE(fstat(fd, &st) == 0);
+  CHECK(st.st_blocks * 512 < 16 * 1024 * 1024);  // the memfd was not filled in
+  munmap(anon, kBytes);
+  munmap(shared, kBytes);
+  munmap(copied, kBytes);
+  close(fd);
 }
 
 #endif  // !defined(__SANITIZE_ADDRESS__)
