@@ -32,6 +32,7 @@ target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCAL
 repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
+repro_scenario_program(scenario_mmap_socket mmap_socket_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
 target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
@@ -47,6 +48,7 @@ set(REPRO_SCENARIOS
   "jit_rdtsc 120"
   "lost_update_20_of_20 600"
   "memory_divergence 120"
+  "mmap_special_file 120"
   "output_divergence 120"
   "real_make 600"
   "real_python_threads 600"
