@@ -487,6 +487,15 @@ Status ReplaySession::copy_file_into(ReplayThread& t, const std::string& path, u
   }
   std::vector<char> buffer(1 << 20);
   for (uint64_t done = 0; done < length;) {
+    // Holes of the copy are zeros, which the fresh mapping holds already.
+    off_t data = ::lseek(fd.get(), static_cast<off_t>(offset + done), SEEK_DATA);
+    if (data < 0 && errno == ENXIO) {
+      break;
+    }
+    if (data > static_cast<off_t>(offset + done)) {
+      done = static_cast<uint64_t>(data) - offset;
+      continue;
+    }
     ssize_t n = pread(fd.get(), buffer.data(), std::min<uint64_t>(buffer.size(), length - done),
                       static_cast<off_t>(offset + done));
     if (n < 0) {
