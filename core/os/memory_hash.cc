@@ -60,8 +60,11 @@ Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_
       }
     }
     // Pages known to be zeros are not read: a huge mapping that holds
-    // little costs what it holds (zero_pages.h).
-    const std::vector<bool> zero = known_zero_pages(pid, mapping);
+    // little costs what it holds (zero_pages.h). Finding them costs a few
+    // syscalls, more than reading a small mapping: only worth it from the
+    // size of one read on.
+    const std::vector<bool> zero =
+        end - start >= kBufferBytes ? known_zero_pages(pid, mapping) : std::vector<bool>{};
     static const char kZeros[kPageBytes] = {};
     for (uint64_t at = start; at < end;) {
       size_t index = (at - start) / kPageBytes;
