@@ -81,7 +81,8 @@ Status capture_own_memory_write(pid_t tid, pid_t pid, format::Event* event) {
   const int fd = static_cast<int>(event->args[0]);
   const auto written = static_cast<uint64_t>(event->result);
   uint64_t address = event->args[3];  // pwrite64, pwritev, pwritev2: the position
-  if (number == SYS_write || number == SYS_writev) {
+  const bool at_position = number == SYS_pwritev2 && address == ~uint64_t{0};  // offset -1
+  if (number == SYS_write || number == SYS_writev || at_position) {
     // They wrote just before the position they left behind.
     REPRO_ASSIGN_OR_RETURN(uint64_t position, file_position(pid, fd));
     address = position - written;

@@ -1,7 +1,8 @@
 /* Writes through /proc/self/mem change the process's own memory: pwrite,
- * write after lseek, and pwritev into a variable, into a read-only page
- * (the kernel writes it anyway, like a debugger) and into the code of a
- * function; pread reads memory back. */
+ * write after lseek, pwritev, and pwritev2 at the file position into a
+ * variable, and pwrite into a read-only page (the kernel writes it anyway,
+ * like a debugger) and into the code of a function; pread reads memory
+ * back. */
 #include "test_util.h"
 
 #include <fcntl.h>
@@ -39,6 +40,13 @@ int main(void) {
   check(pwritev(fd, iov, 2, (off_t)(uintptr_t)&second[0]) == 2 * sizeof(long));
   say_num("after pwritev, first", second[0]);
   say_num("after pwritev, second", second[1]);
+
+  /* pwritev2 at offset -1 writes at the file position, like writev. */
+  value = 99;
+  struct iovec one = {&value, sizeof value};
+  check(lseek(fd, (off_t)(uintptr_t)&target, SEEK_SET) == (off_t)(uintptr_t)&target);
+  check(pwritev2(fd, &one, 1, -1, 0) == sizeof value);
+  say_num("variable after lseek and pwritev2 at the position", target);
 
   size_t ps = (size_t)sysconf(_SC_PAGESIZE);
   volatile unsigned char *page = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
