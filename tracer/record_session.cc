@@ -805,6 +805,29 @@ Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
   return log(note);
 }
 
+Status RecordSession::note_write_to_process_memory(Thread& t, int64_t result) {
+  // Writes are looked at only once the program has opened a /proc/PID/mem
+  // file: until then it costs a readlink per open, not one per write.
+  const int number = t.syscall_number;
+  if (!proc_mem_opened_ && result >= 0 &&
+      (number == SYS_open || number == SYS_openat || number == SYS_openat2)) {
+    proc_mem_opened_ = proc_mem_owner(t.pid, static_cast<int>(result)).has_value();
+  }
+  if (!proc_mem_opened_ || result <= 0 || !writes_at_file_position(number)) {
+    return Status::ok();
+  }
+  std::optional<pid_t> owner = proc_mem_owner(t.pid, static_cast<int>(t.args[0]));
+  if (!owner) {
+    return Status::ok();
+  }
+  const Thread* owner_thread = find(*owner);
+  if (*owner == t.pid || (owner_thread != nullptr && owner_thread->pid == t.pid)) {
+    return capture_own_memory_write(t.tid, t.pid, &event_);
+  }
+  event_.syscall_flags |= format::kSyscallEffectsUnknown;  // another process's memory
+  return Status::ok();
+}
+
 Status RecordSession::release_vfork_parent(pid_t child_tid) {
   for (auto& [tid, parent] : threads_) {
     if (parent->vfork_child == child_tid) {
@@ -870,22 +893,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
       (t.syscall_number == SYS_write || t.syscall_number == SYS_pwrite64)) {
     REPRO_RETURN_IF_ERROR(note_write_to_shared_file(t, result));
   }
-  // Writes to /proc/PID/mem are looked for only once the program has
-  // opened such a file, so other programs pay nothing for them.
-  if (!proc_mem_opened_ && result >= 0 &&
-      (t.syscall_number == SYS_open || t.syscall_number == SYS_openat ||
-       t.syscall_number == SYS_openat2)) {
-    proc_mem_opened_ = proc_mem_owner(t.pid, static_cast<int>(result)).has_value();
-  }
-  if (proc_mem_opened_ && result > 0 && writes_at_file_position(t.syscall_number)) {
-    std::optional<pid_t> owner = proc_mem_owner(t.pid, static_cast<int>(t.args[0]));
-    const Thread* owner_thread = owner ? find(*owner) : nullptr;
-    if (owner && (*owner == t.pid || (owner_thread != nullptr && owner_thread->pid == t.pid))) {
-      REPRO_RETURN_IF_ERROR(capture_own_memory_write(t.tid, t.pid, &event_));
-    } else if (owner) {
-      event_.syscall_flags |= format::kSyscallEffectsUnknown;  // another process's memory
-    }
-  }
+  REPRO_RETURN_IF_ERROR(note_write_to_process_memory(t, result));
   REPRO_RETURN_IF_ERROR(log(event_));
   wake_held(unheld);  // after this event: their output comes after its
   REPRO_RETURN_IF_ERROR(patch_code_made_executable(t, result));

@@ -136,6 +136,10 @@ class RecordSession {
   /// is one whose memory cannot be recorded (a device other than /dev/zero).
   Result<bool> log_mapped_file(Thread& t, int fd, uint64_t address);
   Status note_write_to_shared_file(Thread& t, int64_t written);
+  /// At the exit of t's syscall with `result`: notes an open of a
+  /// /proc/PID/mem file, and adds to event_ what a write through one did to
+  /// memory (tracer/process_memory_writes.h).
+  Status note_write_to_process_memory(Thread& t, int64_t result);
   /// If t stopped (with `signal`) at an rdtsc or rdtscp, trapped or
   /// patched, emulates it, logs the value and resumes t.
   Status emulate_rdtsc(Thread& t, int signal, bool* handled);
