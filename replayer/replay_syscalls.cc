@@ -59,12 +59,14 @@ bool installs_seccomp_filter(int number, const std::array<uint64_t, 6>& args) {
 }
 
 // setrlimit or prlimit64 on the calling process, setting the limit of its
-// stack or address space: where a growing stack faults depends on it, so
-// replay must set it too.
-bool sets_memory_limit(int number, const std::array<uint64_t, 6>& args) {
+// stack: where a growing stack faults depends on it, so replay must set it
+// too. (RLIMIT_AS counts too, but replay maps a few pages of its own, which
+// a tight limit would refuse; mmaps it refused when recorded are replayed
+// as failures anyway.)
+bool sets_stack_limit(int number, const std::array<uint64_t, 6>& args) {
   uint64_t resource = number == SYS_setrlimit ? args[0] : args[1];
   bool sets = number == SYS_setrlimit || (number == SYS_prlimit64 && args[0] == 0 && args[2] != 0);
-  return sets && (resource == RLIMIT_STACK || resource == RLIMIT_AS);
+  return sets && resource == RLIMIT_STACK;
 }
 
 // Up to 40 bytes from `from` (near where two outputs first differ), as a C
@@ -148,7 +150,7 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
     // replay needs the same filter in the kernel to answer them alike.
     return execute(t, event);
   }
-  if (sets_memory_limit(number, event.args)) {
+  if (sets_stack_limit(number, event.args)) {
     REPRO_RETURN_IF_ERROR(execute(t, event));
     return write_recorded_memory(t, event);  // prlimit64's old limit, as recorded
   }
