@@ -175,8 +175,8 @@ Status copy_range_sparse(int source, uint64_t size_bytes, uint64_t from, uint64_
   return for_each_data_run(source, from, to, [&](uint64_t start, uint64_t length) {
     for (uint64_t at = start; at < start + length;) {
       uint64_t got = 0;
-      Status read = read_at(source, buffer.data(), std::min(kChunkBytes, start + length - at), at,
-                            &got);
+      Status read =
+          read_at(source, buffer.data(), std::min(kChunkBytes, start + length - at), at, &got);
       if (!read.is_ok()) {
         return read.context(fmt::format("copying into '{}'", dest_path));
       }

@@ -50,7 +50,8 @@ bool mark_file_holes(pid_t pid, const Mapping& mapping, std::vector<bool>* in_ho
     return false;
   }
   // Whole pages of the file; the last, partial one reads as data and zeros.
-  const uint64_t file_end = (static_cast<uint64_t>(st.st_size) + kPageBytes - 1) & ~(kPageBytes - 1);
+  const uint64_t file_end =
+      (static_cast<uint64_t>(st.st_size) + kPageBytes - 1) & ~(kPageBytes - 1);
   const uint64_t first = mapping.file_offset;
   const uint64_t last = std::min(first + (mapping.end - mapping.start), file_end);
   for (uint64_t at = first; at < last;) {
@@ -61,8 +62,8 @@ bool mark_file_holes(pid_t pid, const Mapping& mapping, std::vector<bool>* in_ho
     } else if (errno != ENXIO) {
       return false;  // no SEEK_DATA here
     }
-    for (uint64_t page = (at + kPageBytes - 1) / kPageBytes * kPageBytes; page + kPageBytes <= hole_end;
-         page += kPageBytes) {
+    for (uint64_t page = (at + kPageBytes - 1) / kPageBytes * kPageBytes;
+         page + kPageBytes <= hole_end; page += kPageBytes) {
       (*in_hole)[(page - first) / kPageBytes] = true;
     }
     if (hole_end >= last) {

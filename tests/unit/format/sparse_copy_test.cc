@@ -37,11 +37,11 @@ std::string read_at(int fd, uint64_t offset, size_t length) {
   return bytes;
 }
 
-TEST_CASE("write_sparse_range copies the range's non-zero pages and keeps the size",
-          "[format]") {
+TEST_CASE("write_sparse_range copies the range's non-zero pages and keeps the size", "[format]") {
   TempDir temp;
-  ScopedFd source = make_sparse(temp.sub("source"), 512 * kMiB,
-                                {{0, "before"}, {100 * kMiB + 5, "in range"}, {300 * kMiB, "after"}});
+  ScopedFd source =
+      make_sparse(temp.sub("source"), 512 * kMiB,
+                  {{0, "before"}, {100 * kMiB + 5, "in range"}, {300 * kMiB, "after"}});
   ScopedFd out(::open(temp.sub("out").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   Result<std::string> id = write_sparse_range(source.get(), "source", 512 * kMiB, 64 * kMiB,
                                               200 * kMiB, out.get(), "out");
@@ -57,8 +57,9 @@ TEST_CASE("write_sparse_range copies the range's non-zero pages and keeps the si
 
   // The id depends on the bytes stored, not on how the source holds them:
   // a page of written zeros counts as a hole.
-  ScopedFd zeros = make_sparse(temp.sub("zeros"), 512 * kMiB,
-                               {{100 * kMiB + 5, "in range"}, {150 * kMiB, std::string(8192, '\0')}});
+  ScopedFd zeros =
+      make_sparse(temp.sub("zeros"), 512 * kMiB,
+                  {{100 * kMiB + 5, "in range"}, {150 * kMiB, std::string(8192, '\0')}});
   ScopedFd out2(::open(temp.sub("out2").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   Result<std::string> same = write_sparse_range(zeros.get(), "zeros", 512 * kMiB, 64 * kMiB,
                                                 200 * kMiB, out2.get(), "out2");
@@ -73,13 +74,13 @@ TEST_CASE("copy_range_sparse replaces only the range and sets the size", "[forma
   ScopedFd source = make_sparse(temp.sub("source"), 256 * kMiB, {{10 * kMiB, "new"}});
   ScopedFd dest = make_sparse(temp.sub("dest"), 8 * kMiB,
                               {{0, "keep"}, {10 * kMiB - 4096, "old"}, {12 * kMiB, "gone"}});
-  REQUIRE(copy_range_sparse(source.get(), 256 * kMiB, 8 * kMiB, 16 * kMiB, dest.get(), "dest")
-              .is_ok());
+  REQUIRE(
+      copy_range_sparse(source.get(), 256 * kMiB, 8 * kMiB, 16 * kMiB, dest.get(), "dest").is_ok());
   struct stat st;
   REQUIRE(::fstat(dest.get(), &st) == 0);
   CHECK(static_cast<uint64_t>(st.st_size) == 256 * kMiB);
-  CHECK(read_at(dest.get(), 0, 4) == "keep");                         // outside the range
-  CHECK(read_at(dest.get(), 10 * kMiB, 3) == "new");                  // copied
+  CHECK(read_at(dest.get(), 0, 4) == "keep");                               // outside the range
+  CHECK(read_at(dest.get(), 10 * kMiB, 3) == "new");                        // copied
   CHECK(read_at(dest.get(), 10 * kMiB - 4096, 3) == std::string(3, '\0'));  // a hole in source
   CHECK(read_at(dest.get(), 12 * kMiB, 4) == std::string(4, '\0'));
 }
