@@ -74,7 +74,8 @@ int main(void) {
   check(holes != MAP_FAILED);
   check(memcmp(holes, "start", 5) == 0 && memcmp(holes + 256L * 1024 * 1024, "end", 3) == 0);
   check(holes[128L * 1024 * 1024] == 0 && holes[256L * 1024 * 1024 + 3] == 0);
-  say_num("file with a 256 MiB hole: sum of one byte per MiB", (long long)sum_pages(holes, 256L * 1024 * 1024 + 1, 1024 * 1024));
+  long long sum = (long long)sum_pages(holes, 256L * 1024 * 1024 + 1, 1024 * 1024);
+  say_num("file with a 256 MiB hole: sum of one byte per MiB", sum);
   check(munmap(holes, (size_t)length) == 0);
   check(close(fd) == 0);
   check(unlink(path) == 0);

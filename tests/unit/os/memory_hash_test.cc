@@ -134,12 +134,14 @@ TEST_CASE("pages known to hold zeros are hashed as zeros without being read",
   int fd = static_cast<int>(syscall(SYS_memfd_create, "zero-pages-test", 1 /* MFD_CLOEXEC */));
   REQUIRE(fd >= 0);
   REQUIRE(ftruncate(fd, kBytes) == 0);
-  auto* shared = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  auto* shared =
+      static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
   REQUIRE(shared != MAP_FAILED);
   shared[kBytes / 2] = 3;
   // A private mapping of the memfd with a page copied on write inside a
   // hole of the file: not zero, though the file is.
-  auto* copied = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+  auto* copied =
+      static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
   REQUIRE(copied != MAP_FAILED);
   copied[kPageBytes] = 4;
 
