@@ -311,7 +311,11 @@ Status ReplaySession::check_syscall(ReplayThread& t, const format::Event& event)
 }
 
 Status ReplaySession::settle_after_step(ReplayThread& t) {
-  while (true) {
+  // Signals dropped on the way: a few strays (a replayed child's SIGCHLD)
+  // are normal; a signal that comes back at every step is a fault the
+  // step cannot get past, and waiting on would hang the replay.
+  constexpr int kMaxDroppedSignals = 1000;
+  for (int dropped = 0;; ++dropped) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
     if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_EXIT)) {
       stashed_stops_[t.tid].push_front(status);
@@ -336,6 +340,10 @@ Status ReplaySession::settle_after_step(ReplayThread& t) {
         t.where = ReplayThread::Where::kRunning;  // its next stop is the stashed one
         return Status::ok();
       }
+    }
+    if (dropped == kMaxDroppedSignals) {
+      t.where = ReplayThread::Where::kParked;
+      return diverged(t, "the step into the signal handler", describe_stop(status) + " at every step");
     }
     // Another signal got in the way: drop it and keep stepping.
     REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
