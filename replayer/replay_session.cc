@@ -343,7 +343,8 @@ Status ReplaySession::settle_after_step(ReplayThread& t) {
     }
     if (dropped == kMaxDroppedSignals) {
       t.where = ReplayThread::Where::kParked;
-      return diverged(t, "the step into the signal handler", describe_stop(status) + " at every step");
+      return diverged(t, "the step into the signal handler",
+                      describe_stop(status) + " at every step");
     }
     // Another signal got in the way: drop it and keep stepping.
     REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
