@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "core/base/scoped_fd.h"
 #include "core/format/content_id.h"
@@ -210,14 +211,21 @@ Result<std::string> TraceWriter::Impl::copy_into_files(int source_fd,
       break;
     }
     hasher.update(buffer, static_cast<size_t>(n));
-    Status status = write_all(out.get(), buffer, static_cast<size_t>(n), temp_path);
+    // A chunk of zeros (a hole of a sparse file) is left a hole in the copy.
+    bool zeros = buffer[0] == 0 && std::memcmp(buffer, buffer + 1, static_cast<size_t>(n) - 1) == 0;
+    Status status = zeros ? Status::ok()
+                          : write_all(out.get(), buffer, static_cast<size_t>(n), temp_path);
+    offset += static_cast<uint64_t>(n);
+    if (status.is_ok() && zeros && ::lseek(out.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
+      status = Status::from_errno(errno, fmt::format("seeking in '{}'", temp_path));
+    }
     if (!status.is_ok()) {
       ::unlink(temp_path.c_str());
       return fail(status);
     }
-    offset += static_cast<uint64_t>(n);
   }
-  if (::fsync(out.get()) != 0 || ::close(out.release()) != 0) {
+  if (::ftruncate(out.get(), static_cast<off_t>(offset)) != 0 || ::fsync(out.get()) != 0 ||
+      ::close(out.release()) != 0) {
     Status status = Status::from_errno(errno, fmt::format("writing '{}'", temp_path));
     ::unlink(temp_path.c_str());
     return fail(status);

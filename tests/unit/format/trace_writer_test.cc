@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include <catch2/catch.hpp>
 
 #include "core/base/scoped_fd.h"
@@ -292,6 +294,31 @@ TEST_CASE("store_mapped_range stores a large file's mapped range without its hol
         content_id_of_bytes("small file"));
   CHECK(writer->store_mapped_range(temp.path(), 0, 4096).status().code() ==
         StatusCode::kUnsupported);
+  REQUIRE(writer->finish().is_ok());
+}
+
+TEST_CASE("store_file copies a sparse file's holes as holes", "[format]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  auto writer = create_writer(dir);
+  const uint64_t size = 32u << 20;  // stored whole (at most kWholeFileLimitBytes)
+  std::string sparse = temp.sub("sparse");
+  {
+    ScopedFd fd(::open(sparse.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    REQUIRE(fd.valid());
+    REQUIRE(::ftruncate(fd.get(), static_cast<off_t>(size)) == 0);
+    REQUIRE(::pwrite(fd.get(), "middle", 6, 10u << 20) == 6);
+  }
+  Result<std::string> id = writer->store_file(sparse);
+  REQUIRE(id.is_ok());
+  std::string content(size, '\0');
+  std::memcpy(content.data() + (10u << 20), "middle", 6);
+  CHECK(id.value() == content_id_of_bytes(content));
+  std::string stored = dir + "/files/" + id.value();
+  CHECK(read_file(stored) == content);
+  struct stat st;
+  REQUIRE(::stat(stored.c_str(), &st) == 0);
+  CHECK(st.st_blocks * 512 <= 2u << 20);  // the chunk holding "middle"
   REQUIRE(writer->finish().is_ok());
 }
 
