@@ -342,15 +342,17 @@ Result<std::string> ReplaySession::shared_file_for(const std::string& path,
                                                    const std::string& content_id,
                                                    uint64_t offset, uint64_t length) {
   auto& entry = shared_files_[path];
-  if (entry.first.empty()) {
+  const bool first = entry.first.empty();
+  if (first) {
     entry.first = fmt::format("{}/shared-{}", exec_paths_.dir(), shared_files_.size());
   }
   if (entry.second != content_id) {
-    // The file's content when it was mapped; existing shared mappings of
-    // it see the change, as they did when recorded. A copy of a large file
-    // holds only the range that mmap mapped (kWholeFileLimitBytes): the
-    // rest of the file stays as the earlier mappings left it. Holes are
-    // not copied, so a 1 GiB sparse file costs what it holds.
+    // The file's content where this mmap maps it, when it mapped it;
+    // existing shared mappings of that part see the change, as they did
+    // when recorded. Only that range: the stored copy of a file over
+    // kWholeFileLimitBytes holds no more, and the rest of the scratch copy
+    // is what the replay made of it. Holes are not copied, so a 1 GiB
+    // sparse file costs what it holds.
     REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
     ScopedFd source(::open(stored.c_str(), O_RDONLY | O_CLOEXEC));
     ScopedFd dest(::open(entry.first.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
@@ -359,8 +361,8 @@ Result<std::string> ReplaySession::shared_file_for(const std::string& path,
       return Status::from_errno(errno, fmt::format("preparing shared file '{}'", entry.first));
     }
     const auto size = static_cast<uint64_t>(st.st_size);
-    uint64_t from = 0, to = size;
-    if (size > format::kWholeFileLimitBytes) {
+    uint64_t from = 0, to = size;  // the first time: all the copy holds
+    if (!first) {
       from = offset;
       to = offset + ((length + 4095) & ~uint64_t{4095});
     }

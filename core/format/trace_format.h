@@ -24,7 +24,7 @@ namespace repro::format {
 
 /// The layout version. Bumped by any change to the files below, to the frame
 /// prologue or to the event encoding; readers accept exactly this version.
-inline constexpr uint32_t kTraceFormatVersion = 2;
+inline constexpr uint32_t kTraceFormatVersion = 3;
 
 // File and directory names inside a trace directory.
 inline constexpr const char kHeaderFileName[] = "header";
@@ -104,8 +104,8 @@ inline constexpr size_t kMaxMetadataFileBytes = 64u * 1024 * 1024;
 /// A mapped file larger than this is not stored whole: its copy in files/
 /// has the file's size but holds only the non-zero pages of the range the
 /// mmap mapped (holes elsewhere), named by a content id of the "sparse
-/// range" kind (content_id.h). Replay tells such a copy by its size, so
-/// changing this value changes how old traces replay. A file at most this
+/// range" kind (sparse_copy.h). Replay need not tell the kinds apart: it maps
+/// copies at the recorded offset. A file at most this
 /// large costs one read of it per mmap (about 20 ms for 64 MiB from the page
 /// cache) and is hard-linked or copied whole, so mappings of its parts made
 /// by ld.so share one copy. Symptom of too large: recording a program that
