@@ -57,6 +57,10 @@ constexpr auto kFlushInterval = std::chrono::milliseconds(250);
 
 bool is_exit(int number) { return number == SYS_exit || number == SYS_exit_group; }
 
+// The job-stop signals and SIGCONT: their delivery-stop is part of job control and is
+// left as it comes.
+bool is_stop_signal(int signal) { return os::is_job_stop_signal(signal) || signal == SIGCONT; }
+
 // Syscalls replay executes for real, in trace order. One that ran in the
 // kernel while other threads ran user code could have seen or changed the
 // address space (or, for fork, memory) at a moment replay cannot
@@ -315,6 +319,8 @@ std::vector<uint64_t> RecordSession::stack_pointers(const Thread& t, uint64_t rs
                other->state == Thread::State::kHeld || other->state == Thread::State::kExiting ||
                other->state == Thread::State::kStarting) {
       pointers.push_back(other->syscall_entry_sp);  // a new thread's: its clone's stack
+    } else if (other->state == Thread::State::kJobStopped) {
+      pointers.push_back(other->job_stop_sp);
     } else if (auto regs = os::get_registers(tid); regs.is_ok()) {
       pointers.push_back(regs->rsp);
     }
@@ -1085,6 +1091,12 @@ Status RecordSession::on_event_stop(Thread& t, int signal) {
     make_ready(t);
     return Status::ok();
   }
+  if (t.state == Thread::State::kJobStopped) {
+    return os::is_job_stop_signal(signal) ? listen(t) : end_job_stop(t);
+  }
+  if (os::is_job_stop_signal(signal)) {
+    return begin_job_stop(t);
+  }
   if (t.interrupt_requested) {
     t.interrupt_requested = false;
     if (t.state == Thread::State::kRunning) {
@@ -1099,8 +1111,40 @@ Status RecordSession::on_event_stop(Thread& t, int signal) {
     }
     return Status::ok();
   }
-  (void)signal;  // a group-stop (SIGSTOP and friends): keep the thread going
   return t.state == Thread::State::kInSyscall ? resume_in_kernel(t) : resume_user(t);
+}
+
+// Job control. A thread in a group-stop must stay stopped until SIGCONT,
+// as the program (a shell, a debugger, a test) expects: PTRACE_CONT would
+// run it on. PTRACE_LISTEN keeps it stopped, yet lets the kernel report
+// the stop's end (a PTRACE_EVENT_STOP whose signal is no stop signal).
+// Meanwhile the thread holds no CPU, and is neither ready nor readable.
+
+Status RecordSession::begin_job_stop(Thread& t) {
+  t.interrupt_requested = false;  // the group-stop served our interrupt too
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  t.job_stop_sp = t.state == Thread::State::kInSyscall ? t.syscall_entry_sp : regs.rsp;
+  t.state_before_job_stop =
+      t.state == Thread::State::kInSyscall ? Thread::State::kInSyscall : Thread::State::kRunning;
+  std::erase(ready_, t.tid);
+  release_cpu(t);
+  t.state = Thread::State::kJobStopped;
+  return listen(t);
+}
+
+Status RecordSession::listen(Thread& t) {
+  if (ptrace(PTRACE_LISTEN, t.tid, nullptr, 0) != 0) {
+    return os::ptrace_error(errno, "keeping a stopped thread stopped", t.tid);
+  }
+  return Status::ok();
+}
+
+Status RecordSession::end_job_stop(Thread& t) {
+  if (t.state_before_job_stop == Thread::State::kInSyscall) {
+    return resume_in_kernel(t);
+  }
+  make_ready(t);
+  return Status::ok();
 }
 
 Status RecordSession::emulate_rdtsc(Thread& t, int signal, bool* handled) {
@@ -1125,17 +1169,6 @@ Status RecordSession::emulate_rdtsc(Thread& t, int signal, bool* handled) {
   *handled = true;
   return resume_user(t);
 }
-
-namespace {
-
-// Signals whose default action stops the process, and SIGCONT: their
-// delivery-stop is part of job control and is left as it comes.
-bool is_stop_signal(int signal) {
-  return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU ||
-         signal == SIGCONT;
-}
-
-}  // namespace
 
 Status RecordSession::on_signal(Thread& t, int signal) {
   REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));

@@ -145,6 +145,11 @@ class RecordSession {
   /// what an mmap or mprotect made executable, or log an exec's patches.
   Status patch_code_made_executable(Thread& t, int64_t result);
 
+  // Job control: a group-stop lasts until SIGCONT.
+  Status begin_job_stop(Thread& t);
+  Status listen(Thread& t);
+  Status end_job_stop(Thread& t);
+
   // ptrace between recorded threads (record_ptrace.cc).
   /// Emulates t's ptrace() at its entry: answers it in place and logs it.
   Status emulate_ptrace(Thread& t);

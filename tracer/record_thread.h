@@ -23,8 +23,17 @@ struct RecordSession::Thread {
   uint32_t index = 0;
   // kHeld: stopped at a syscall's entry until OutputOrder lets it in.
   // kEmulatedStop: stopped by another recorded thread's (emulated) ptrace.
-  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting, kHeld, kEmulatedStop }
-      state = State::kStarting;
+  // kJobStopped: in a group-stop (SIGSTOP and friends) until SIGCONT.
+  enum class State {
+    kStarting,
+    kReady,
+    kRunning,
+    kInSyscall,
+    kExiting,
+    kHeld,
+    kEmulatedStop,
+    kJobStopped
+  } state = State::kStarting;
   bool entered_logged = false;
   bool interrupt_requested = false;
   bool exit_logged = false;
@@ -49,6 +58,11 @@ struct RecordSession::Thread {
   pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
   bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
   int syscall_number = -1;
+  // While kJobStopped: the state it goes back to when SIGCONT ends the
+  // stop (kInSyscall: a syscall the stop broke into; else it waits for the
+  // CPU), and its rsp at the stop (its registers cannot be read meanwhile).
+  State state_before_job_stop = State::kRunning;
+  uint64_t job_stop_sp = 0;
   // The recorded thread that traces this one (record_ptrace.cc), 0 if none;
   // the wait status of its emulated stop (0: not stopped), and whether a
   // wait of its tracer has reported that stop.
