@@ -403,6 +403,7 @@ Result<RecordOutcome> RecordSession::run() {
   }
   RecordOutcome outcome;
   outcome.wait_status = root_wait_status_;
+  outcome.leftovers_stopped = leftovers_stopped_;
   outcome.event_count = writer_->event_count();
   outcome.interrupted = control_signals_ >= 2;
   outcome.tsc_mode = patch_rdtsc_ ? format::TscMode::kPatch : format::TscMode::kTrap;
@@ -416,6 +417,11 @@ Result<RecordOutcome> RecordSession::run() {
 }
 
 Status RecordSession::handle_control_signal(int signal) {
+  if (root_gone_at_) {
+    // The program has ended: Ctrl-C is for what it left running.
+    stop_leftovers_if_due(/*immediately=*/true);
+    return Status::ok();
+  }
   ++control_signals_;
   if (control_signals_ == 1) {
     // First Ctrl-C or SIGTERM: the program decides what it means.
@@ -433,6 +439,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
     return StepResult::kDone;
   }
   expire_exit_holds();
+  stop_leftovers_if_due(/*immediately=*/false);
   schedule_next();
 
   auto now = std::chrono::steady_clock::now();
@@ -1083,6 +1090,9 @@ Status RecordSession::on_gone(pid_t tid, int wait_status) {
   release_cpu(*t);
   threads_.erase(tid);
   wake_held(output_order_.end(tid));
+  if (tid == root_pid_) {
+    on_root_gone();
+  }
   return Status::ok();
 }
 

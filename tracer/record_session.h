@@ -29,6 +29,7 @@
 #include <utility>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -55,6 +56,9 @@ namespace repro::tracer {
 /// of files/. Too small shows as reports that say the trace holds no copy
 /// of the page; too large, as traces that grow by the budget.
 constexpr uint64_t kDefaultSnapshotBudgetBytes = uint64_t{16} << 20;
+/// Long enough for a program's children to finish their exit after it,
+/// short enough that a daemon does not keep a CI job waiting.
+constexpr std::chrono::milliseconds kDefaultLinger{10000};
 
 struct RecordOptions {
   std::string trace_dir;                 // must not exist yet
@@ -66,10 +70,17 @@ struct RecordOptions {
   std::function<void(const std::string&)> on_warning;
   /// Bytes of page copies that preempt events may carry in all (0: none).
   uint64_t snapshot_budget_bytes = kDefaultSnapshotBudgetBytes;
+  /// How long processes the program leaves running (daemons, stopped
+  /// children) are still recorded once its first process is gone, before
+  /// repro stops them with SIGKILL; nullopt: for as long as they run.
+  std::optional<std::chrono::milliseconds> linger = kDefaultLinger;
+  /// Called with a line about the recording's progress (leftover processes).
+  std::function<void(const std::string&)> on_notice;
 };
 
 struct RecordOutcome {
   int wait_status = 0;        // raw wait status of the program's first process
+  size_t leftovers_stopped = 0;  // processes repro killed once linger ran out
   uint64_t event_count = 0;
   bool interrupted = false;   // repro was told to stop; the trace is incomplete
   format::TscMode tsc_mode = format::TscMode::kTrap;
@@ -170,6 +181,14 @@ class RecordSession {
   /// Passes `message` to RecordOptions::on_warning the first time `key` is seen.
   void warn_once(const std::string& key, const std::string& message);
 
+  // Processes left running once the program's first process is gone
+  // (record_leftovers.cc).
+  /// Notes that the first process is gone; names the leftovers, if any.
+  void on_root_gone();
+  /// Stops the leftovers with SIGKILL once `linger` has run out, or at once
+  /// if `immediately` (Ctrl-C after the program's end).
+  void stop_leftovers_if_due(bool immediately);
+
   // Preemption (record_preemption.cc).
   Status on_interrupted(Thread& t);
   /// When to interrupt the running thread while others wait: a first spin
@@ -218,6 +237,8 @@ class RecordSession {
   uint32_t next_index_ = 0;
   pid_t root_pid_ = 0;
   int root_wait_status_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> root_gone_at_;
+  size_t leftovers_stopped_ = 0;
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
   bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
   format::Event event_;       // reused to avoid allocation per event

@@ -45,6 +45,7 @@ set(REPRO_SCENARIOS
   "interrupted_recording 300"
   "isolation 120"
   "jit_rdtsc 120"
+  "leftover_processes 180"
   "lost_update_20_of_20 600"
   "memory_divergence 120"
   "output_divergence 120"
