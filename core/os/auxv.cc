@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/os/tracee.h"
+#include "core/os/vdso.h"
 
 namespace repro::os {
 
@@ -34,8 +35,14 @@ Result<ExecAuxv> patch_exec_auxv(pid_t tid) {
       break;
     }
     if (entry[0] == AT_SYSINFO_EHDR) {
-      uint64_t ignore = AT_IGNORE;
-      REPRO_RETURN_IF_ERROR(write_memory(tid, cursor, &ignore, 8));
+      result.vdso_address = entry[1];
+      if (!patch_vdso(tid, entry[1]).is_ok()) {
+        // An image this repro cannot patch (a kernel to come): the C library
+        // must not find it, and makes real syscalls.
+        uint64_t ignore = AT_IGNORE;
+        REPRO_RETURN_IF_ERROR(write_memory(tid, cursor, &ignore, 8));
+        result.vdso_address = 0;
+      }
     } else if (entry[0] == AT_RANDOM) {
       result.random_address = entry[1];
     } else if (entry[0] == AT_EXECFN) {
