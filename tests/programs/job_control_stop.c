@@ -72,9 +72,13 @@ int main(void) {
   shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   check(shared != MAP_FAILED);
   check(pipe(pipe_fds) == 0);
+  /* The child leads a process group of its own, whose parent (we) is in
+   * another group of the same session: the group is not orphaned, where
+   * the kernel would discard SIGTSTP, however this test is started. */
   pid_t child = fork();
   check(child >= 0);
   if (child == 0) {
+    check(setpgid(0, 0) == 0);
     pthread_t thread;
     check(pthread_create(&thread, NULL, reader, NULL) == 0);
     for (;;) {
@@ -82,6 +86,7 @@ int main(void) {
       sched_yield(); /* a syscall per turn: the recorder can switch here */
     }
   }
+  check(setpgid(child, child) == 0 || errno == EACCES); /* EACCES: it did so first */
   stop_and_continue(child, SIGSTOP);
   stop_and_continue(child, SIGTSTP);
   int status;
