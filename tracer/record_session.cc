@@ -269,6 +269,10 @@ void RecordSession::schedule_next() {
     if (t->held_for_output) {
       t->held_for_output = false;
       status = enter_syscall(*t);
+    } else if (t->held_for_tracee) {
+      status = retry_wait_for_ptrace_stop(*t);
+    } else if (t->signal_to_deliver != 0) {
+      status = deliver_signal_from_emulated_tracer(*t);
     } else {
       status = resume_user(*t);
     }
@@ -440,6 +444,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
   }
   expire_exit_holds();
   stop_leftovers_if_due(/*immediately=*/false);
+  end_stuck_tracer_waits();
   schedule_next();
 
   auto now = std::chrono::steady_clock::now();
@@ -589,6 +594,14 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     // restart_syscall, which continues it): the trace goes on with it as
     // if nothing happened.
     t.restarting = false;
+    if (t.tracee_wait_interrupted) {
+      // A wait broken off because a thread it traces stopped (emulated):
+      // answered when it is scheduled (record_ptrace.cc).
+      t.tracee_wait_interrupted = false;
+      t.held_for_tracee = true;
+      make_ready(t);
+      return Status::ok();
+    }
     if (t.entered_logged) {
       return resume_in_kernel(t);  // its entry is logged, its CPU passed on
     }
@@ -835,6 +848,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
       return Status::ok();
     }
   }
+  t.tracee_wait_interrupted = false;  // it ended before the interrupt could
   std::vector<pid_t> unheld = output_order_.end(t.tid);
   if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
     REPRO_RETURN_IF_ERROR(log_mapped_file(t, static_cast<int>(t.args[4]), static_cast<uint64_t>(result)));
@@ -861,6 +875,11 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   REPRO_RETURN_IF_ERROR(log(event_));
   wake_held(unheld);  // after this event: their output comes after its
   REPRO_RETURN_IF_ERROR(patch_code_made_executable(t, result));
+  if (result == 0 && (t.syscall_number == SYS_execve || t.syscall_number == SYS_execveat) &&
+      stop_after_exec_for_emulated_tracer(t)) {
+    t.entered_logged = false;
+    return Status::ok();
+  }
   bool was_current = current_ == t.tid;
   t.entered_logged = false;
   if (!was_current) {
@@ -1051,6 +1070,9 @@ Status RecordSession::on_exit_event(Thread& t) {
   t.held_for_output = false;
   std::erase(ready_, t.tid);
   release_emulated_tracees(t.tid);
+  if (t.emulated_tracer != 0) {
+    wake_waiting_tracers(t.emulated_tracer);  // its end is for the kernel to report
+  }
   wake_held(output_order_.end(t.tid));
   REPRO_RETURN_IF_ERROR(release_vfork_parent(t.tid));
   // A thread group leader is reaped only after its last thread, so it
@@ -1189,6 +1211,21 @@ Status RecordSession::on_signal(Thread& t, int signal) {
       return Status::ok();
     }
   }
+  bool reraised = t.reraised_signal && signal == t.reraised_signal->si_signo;
+  bool let_through = signal == t.signal_let_through;
+  t.signal_let_through = 0;
+  if (t.emulated_tracer != 0 && !reraised && !let_through) {
+    // Traced by a recorded thread: its tracer sees the signal first, and
+    // says with its PTRACE_CONT whether the thread gets it.
+    t.emulated_signal = info;
+    t.emulated_signal_is_pending = true;
+    park_for_emulated_tracer(t, (signal << 8) | 0x7f);
+    return Status::ok();
+  }
+  return deliver_signal(t, signal, info);
+}
+
+Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
   bool synchronous = info.si_code > 0 && (signal == SIGSEGV || signal == SIGBUS ||
                                           signal == SIGILL || signal == SIGFPE ||
                                           signal == SIGTRAP || signal == SIGSYS);

@@ -125,6 +125,8 @@ class RecordSession {
   Status on_exit_event(Thread& t);
   Status on_event_stop(Thread& t, int signal);
   Status on_signal(Thread& t, int signal);
+  /// Delivers `signal` (siginfo `info`) to t at its signal-delivery-stop.
+  Status deliver_signal(Thread& t, int signal, siginfo_t info);
   Status on_gone(pid_t tid, int wait_status);
   Status finish_step_into_handler(Thread& t, int wait_status, bool* consumed);
 
@@ -164,12 +166,31 @@ class RecordSession {
   // ptrace between recorded threads (record_ptrace.cc).
   /// Emulates t's ptrace() at its entry: answers it in place and logs it.
   Status emulate_ptrace(Thread& t);
+  Status emulate_traceme(Thread& t, const std::function<Status(int)>& refuse);
+  /// The tracer's CONT or DETACH of `target` with `signal` (0: none).
+  Status pass_on_signal(Thread& target, int signal);
   /// At the entry of t's wait4/waitid: if it waits for a thread it traces
   /// (emulated), answers in place with that thread's stop and returns true.
   Result<bool> emulate_wait_for_ptrace_stop(Thread& t);
   /// clone(CLONE_UNTRACED) loses the flag in `regs`: the child is recorded.
   void strip_clone_untraced(Thread& t, os::Registers& regs);
   void stop_for_emulated_tracer(Thread& target, int wait_status);
+  /// Stops t, at a ptrace-stop of ours, for its emulated tracer: it gives
+  /// up the CPU, and a wait of its tracer reports `wait_status`.
+  void park_for_emulated_tracer(Thread& t, int wait_status);
+  /// Lets the threads of `tracer_tid`'s process that wait for a tracee to
+  /// stop look again.
+  void wake_waiting_tracers(pid_t tracer_tid);
+  /// A scheduled thread that its tracer let go with a signal: delivers it.
+  Status deliver_signal_from_emulated_tracer(Thread& t);
+  /// When nothing can run but tracers waiting for a tracee to stop, their
+  /// waits fail (ECHILD) rather than the recording hang.
+  void end_stuck_tracer_waits();
+  /// A scheduled tracer held in its wait: answers it, or lets the kernel.
+  Status retry_wait_for_ptrace_stop(Thread& t);
+  /// A successful exec of a thread attached by TRACEME or ATTACH stops it
+  /// with SIGTRAP. Returns true if t is stopped so.
+  bool stop_after_exec_for_emulated_tracer(Thread& t);
   Result<os::Registers> registers_for_emulated_tracer(Thread& target);
   void release_from_emulated_stop(Thread& target);
   /// A tracer's exit detaches its tracees, as the kernel does.

@@ -70,6 +70,24 @@ struct RecordSession::Thread {
   os::Registers entry_regs{};  // at its last syscall entry (emulated GETREGS in the kernel)
   int emulated_stop_status = 0;
   bool emulated_stop_reported = false;
+  // Attached by TRACEME or ATTACH (not SEIZE): a successful exec stops it
+  // with SIGTRAP, as the kernel does.
+  bool emulated_exec_sigtrap = false;
+  bool emulated_exitkill = false;  // PTRACE_O_EXITKILL: its tracer's end kills it
+  // The signal of its emulated stop (GETSIGINFO). Pending: t stands at its
+  // real delivery-stop, and its tracer passes it on (signal_to_deliver,
+  // delivered when t next runs) or drops it. Otherwise (the SIGSTOP of an
+  // attach, the SIGTRAP after exec) a signal passed on is sent anew, and
+  // signal_let_through lets it past the tracer when it arrives.
+  std::optional<siginfo_t> emulated_signal;
+  bool emulated_signal_is_pending = false;
+  int signal_to_deliver = 0;
+  int signal_let_through = 0;
+  // A tracer at the entry of a wait4/waitid that waits for a traced thread
+  // to stop: it runs again, to answer, when one does or one is gone.
+  bool held_for_tracee = false;
+  bool tracee_wait_gives_up = false;  // nothing else can run: it fails (ECHILD)
+  bool tracee_wait_interrupted = false;  // its kernel wait broken off for a tracee's stop
   // Held at its syscall's entry by OutputOrder (it enters when scheduled),
   // and until when, for an exit_group or execve waiting on a writer.
   bool held_for_output = false;
