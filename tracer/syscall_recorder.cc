@@ -158,6 +158,50 @@ std::optional<uint64_t> ioctl_output_bytes(uint64_t command) {
   return std::nullopt;
 }
 
+// How many bytes semctl, shmctl or msgctl command `command` writes at its
+// buffer argument (sys/sem.h, sys/shm.h, sys/msg.h: each has its own
+// numbers past IPC_INFO). GETALL is not here: its size is the set's.
+uint64_t ipc_ctl_output_bytes(int number, uint64_t command) {
+  if (number == SYS_semctl) {
+    switch (command) {
+      case IPC_STAT:
+      case SEM_STAT:
+      case SEM_STAT_ANY:
+        return sizeof(struct semid_ds);
+      case IPC_INFO:
+      case SEM_INFO:
+        return sizeof(struct seminfo);
+      default:
+        return 0;  // GETVAL, GETPID, GETNCNT, GETZCNT answer in the result; the rest read
+    }
+  }
+  if (number == SYS_shmctl) {
+    switch (command) {
+      case IPC_STAT:
+      case SHM_STAT:
+      case SHM_STAT_ANY:
+        return sizeof(struct shmid_ds);
+      case IPC_INFO:
+        return sizeof(struct shminfo);
+      case SHM_INFO:
+        return sizeof(struct shm_info);
+      default:
+        return 0;  // IPC_SET, IPC_RMID, SHM_LOCK, SHM_UNLOCK
+    }
+  }
+  switch (command) {
+    case IPC_STAT:
+    case MSG_STAT:
+    case MSG_STAT_ANY:
+      return sizeof(struct msqid_ds);
+    case IPC_INFO:
+    case MSG_INFO:
+      return sizeof(struct msginfo);
+    default:
+      return 0;  // IPC_SET, IPC_RMID
+  }
+}
+
 // The nsems of System V semaphore set `semid`, asked by the recorder itself
 // (semctl GETALL writes one unsigned short per semaphore). Only meaningful
 // when the tracee shares the recorder's IPC namespace.
@@ -541,36 +585,15 @@ Status SyscallRecorder::capture_ipc_ctl_effects(pid_t tid, format::Event* event)
   bool sem = event->syscall_number == SYS_semctl;
   uint64_t command = args[sem ? 2 : 1] & ~uint64_t{0x100};
   uint64_t buffer = args[sem ? 3 : 2];
-  uint64_t bytes = 0;
-  switch (command) {
-    case IPC_STAT:
-    case SEM_STAT:  // also SHM_STAT and MSG_STAT: same number
-    case SEM_STAT_ANY:
-      bytes = sem ? sizeof(struct semid_ds)
-                  : event->syscall_number == SYS_shmctl ? sizeof(struct shmid_ds)
-                                                        : sizeof(struct msqid_ds);
-      break;
-    case IPC_INFO:
-    case SEM_INFO:  // also SHM_INFO and MSG_INFO: same number
-      bytes = sem ? sizeof(struct seminfo)
-                  : event->syscall_number == SYS_shmctl
-                        ? (command == IPC_INFO ? sizeof(struct shminfo) : sizeof(struct shm_info))
-                        : sizeof(struct msginfo);
-      break;
-    case GETALL:
-      if (!sem) {
-        break;
-      }
-      if (std::optional<uint64_t> count = semaphore_count(tid, static_cast<int>(args[0]))) {
-        bytes = *count * sizeof(unsigned short);
-      } else {
-        event->syscall_flags |= format::kSyscallEffectsUnknown;
-      }
-      break;
-    default:
-      break;  // GETVAL, GETPID, GETNCNT, GETZCNT answer in the result; the rest only read
+  if (sem && command == GETALL) {
+    std::optional<uint64_t> count = semaphore_count(tid, static_cast<int>(args[0]));
+    if (!count) {
+      event->syscall_flags |= format::kSyscallEffectsUnknown;
+      return Status::ok();
+    }
+    return add_write(tid, buffer, *count * sizeof(unsigned short), event);
   }
-  return add_write(tid, buffer, bytes, event);
+  return add_write(tid, buffer, ipc_ctl_output_bytes(event->syscall_number, command), event);
 }
 
 Status SyscallRecorder::capture_keyctl_effects(pid_t tid, format::Event* event) {
