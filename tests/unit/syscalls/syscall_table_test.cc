@@ -480,7 +480,8 @@ TEST_CASE("syscalls that wait for other threads or the outside world may block",
                            "epoll_wait", "epoll_pwait",   "epoll_pwait2",    "futex",
                            "wait4",      "waitid",        "nanosleep",       "clock_nanosleep",
                            "pause",      "rt_sigsuspend", "rt_sigtimedwait", "flock",
-                           "fcntl",      "msgrcv",        "semop",           "vfork"}) {
+                           "fcntl",      "msgrcv",        "semop",           "vfork",
+                           "futex_wait", "futex_waitv"}) {
     INFO("syscall " << name);
     CHECK(row(name).may_block());
   }
@@ -495,7 +496,8 @@ TEST_CASE("syscalls that shape the process are executed on replay", "[syscalls]"
                            "madvise",      "fork",           "vfork",           "exit",
                            "exit_group",   "arch_prctl",     "set_tid_address", "set_robust_list",
                            "rt_sigaction", "rt_sigprocmask", "sigaltstack",     "rt_sigreturn",
-                           "rseq",         "sched_yield",    "personality",     "mlock"}) {
+                           "rseq",         "sched_yield",    "personality",     "mlock",
+                           "mseal",        "map_shadow_stack"}) {
     INFO("syscall " << name);
     CHECK(row(name).policy == ReplayPolicy::kExecute);
   }
