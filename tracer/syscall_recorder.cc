@@ -561,7 +561,10 @@ Status SyscallRecorder::capture_custom_effects(pid_t tid, int arg_index, format:
 
 Status SyscallRecorder::capture_ioctl_effects(pid_t tid, format::Event* event) {
   const auto& args = event->args;
-  if (args[1] == SIOCGIFCONF) {
+  // The kernel takes the command as an unsigned int: a program passing a
+  // negative int (an _IOR number) has the upper half sign-extended.
+  uint64_t command = args[1] & 0xffffffffu;
+  if (command == SIOCGIFCONF) {
     // struct ifconf { int ifc_len; char* ifc_buf; }: the kernel sets
     // ifc_len to the bytes of ifreqs it wrote into ifc_buf.
     struct ifconf conf;
@@ -570,7 +573,7 @@ Status SyscallRecorder::capture_ioctl_effects(pid_t tid, format::Event* event) {
     return add_write(tid, reinterpret_cast<uint64_t>(conf.ifc_buf),
                      static_cast<uint64_t>(std::max(conf.ifc_len, 0)), event);
   }
-  std::optional<uint64_t> bytes = ioctl_output_bytes(args[1]);
+  std::optional<uint64_t> bytes = ioctl_output_bytes(command);
   if (!bytes) {
     event->syscall_flags |= format::kSyscallEffectsUnknown;
     return Status::ok();
