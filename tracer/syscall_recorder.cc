@@ -3,9 +3,11 @@
 #include <asm/prctl.h>
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <linux/btrfs.h>
 #include <linux/capability.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/fsmap.h>
 #include <linux/keyctl.h>
 #include <linux/seccomp.h>
 #include <linux/sockios.h>
@@ -59,11 +61,10 @@ constexpr uint64_t kIoctlWrite = 1, kIoctlRead = 2;
 // results), or through pointers inside it. Their size field understates what
 // they write, so they stay unknown.
 bool ioctl_writes_past_its_size(uint64_t command) {
-  constexpr uint64_t kDrmType = 'd';            // DRM: pointers inside the structs
-  constexpr uint64_t kGetFsMap = 0xc0c0583b;    // FS_IOC_GETFSMAP, fsmap_head + records
-  constexpr uint64_t kBtrfsSearchV2 = 0xc0709411;  // BTRFS_IOC_TREE_SEARCH_V2 + buffer
+  constexpr uint64_t kDrmType = 'd';  // DRM (include/uapi/drm/drm.h): pointers inside the structs
   return ioctl_type(command) == kDrmType || command == FS_IOC_FIEMAP ||
-         command == FIDEDUPERANGE || command == kGetFsMap || command == kBtrfsSearchV2;
+         command == FIDEDUPERANGE || command == FS_IOC_GETFSMAP ||
+         command == BTRFS_IOC_TREE_SEARCH_V2;
 }
 
 // How many bytes a successful ioctl writes at its argument (0 for commands
