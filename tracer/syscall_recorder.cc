@@ -62,9 +62,8 @@ constexpr uint64_t kIoctlWrite = 1, kIoctlRead = 2;
 // they write, so they stay unknown.
 bool ioctl_writes_past_its_size(uint64_t command) {
   constexpr uint64_t kDrmType = 'd';  // DRM (include/uapi/drm/drm.h): pointers inside the structs
-  return ioctl_type(command) == kDrmType || command == FS_IOC_FIEMAP ||
-         command == FIDEDUPERANGE || command == FS_IOC_GETFSMAP ||
-         command == BTRFS_IOC_TREE_SEARCH_V2;
+  return ioctl_type(command) == kDrmType || command == FS_IOC_FIEMAP || command == FIDEDUPERANGE ||
+         command == FS_IOC_GETFSMAP || command == BTRFS_IOC_TREE_SEARCH_V2;
 }
 
 // How many bytes a successful ioctl writes at its argument (0 for commands

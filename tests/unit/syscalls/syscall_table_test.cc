@@ -117,12 +117,15 @@ TEST_CASE("syscalls newer than the build's headers have the numbers of Linux 6.1
   // From arch/x86/entry/syscalls/syscall_64.tbl and scripts/syscall.tbl of
   // Linux 6.19: every syscall since 6.1, with the same number on both.
   const std::pair<const char*, int> newer[] = {
-      {"cachestat", 451},         {"fchmodat2", 452},         {"map_shadow_stack", 453},
-      {"futex_wake", 454},        {"futex_wait", 455},        {"futex_requeue", 456},
-      {"statmount", 457},         {"listmount", 458},         {"lsm_get_self_attr", 459},
-      {"lsm_set_self_attr", 460}, {"lsm_list_modules", 461},  {"mseal", 462},
-      {"setxattrat", 463},        {"getxattrat", 464},        {"listxattrat", 465},
-      {"removexattrat", 466},     {"open_tree_attr", 467},    {"file_getattr", 468},
+      {"cachestat", 451},         {"fchmodat2", 452},
+      {"map_shadow_stack", 453},  {"futex_wake", 454},
+      {"futex_wait", 455},        {"futex_requeue", 456},
+      {"statmount", 457},         {"listmount", 458},
+      {"lsm_get_self_attr", 459}, {"lsm_set_self_attr", 460},
+      {"lsm_list_modules", 461},  {"mseal", 462},
+      {"setxattrat", 463},        {"getxattrat", 464},
+      {"listxattrat", 465},       {"removexattrat", 466},
+      {"open_tree_attr", 467},    {"file_getattr", 468},
       {"file_setattr", 469},      {"listns", 470}};
   for (const auto& [name, number] : newer) {
     const SyscallInfo& info = row(name);
@@ -473,15 +476,14 @@ TEST_CASE("only the exit, exec and sigreturn syscalls are marked no-return", "[s
 }
 
 TEST_CASE("syscalls that wait for other threads or the outside world may block", "[syscalls]") {
-  for (const char* name : {"read",       "readv",         "write",           "writev",
-                           "recvfrom",   "recvmsg",       "recvmmsg",        "sendto",
-                           "sendmsg",    "accept",        "accept4",         "connect",
-                           "poll",       "ppoll",         "select",          "pselect6",
-                           "epoll_wait", "epoll_pwait",   "epoll_pwait2",    "futex",
-                           "wait4",      "waitid",        "nanosleep",       "clock_nanosleep",
-                           "pause",      "rt_sigsuspend", "rt_sigtimedwait", "flock",
-                           "fcntl",      "msgrcv",        "semop",           "vfork",
-                           "futex_wait", "futex_waitv"}) {
+  for (const char* name :
+       {"read",          "readv",           "write",       "writev",          "recvfrom",
+        "recvmsg",       "recvmmsg",        "sendto",      "sendmsg",         "accept",
+        "accept4",       "connect",         "poll",        "ppoll",           "select",
+        "pselect6",      "epoll_wait",      "epoll_pwait", "epoll_pwait2",    "futex",
+        "wait4",         "waitid",          "nanosleep",   "clock_nanosleep", "pause",
+        "rt_sigsuspend", "rt_sigtimedwait", "flock",       "fcntl",           "msgrcv",
+        "semop",         "vfork",           "futex_wait",  "futex_waitv"}) {
     INFO("syscall " << name);
     CHECK(row(name).may_block());
   }
@@ -492,12 +494,28 @@ TEST_CASE("syscalls that wait for other threads or the outside world may block",
 }
 
 TEST_CASE("syscalls that shape the process are executed on replay", "[syscalls]") {
-  for (const char* name : {"brk",          "munmap",         "mprotect",        "mremap",
-                           "madvise",      "fork",           "vfork",           "exit",
-                           "exit_group",   "arch_prctl",     "set_tid_address", "set_robust_list",
-                           "rt_sigaction", "rt_sigprocmask", "sigaltstack",     "rt_sigreturn",
-                           "rseq",         "sched_yield",    "personality",     "mlock",
-                           "mseal",        "map_shadow_stack"}) {
+  for (const char* name : {"brk",
+                           "munmap",
+                           "mprotect",
+                           "mremap",
+                           "madvise",
+                           "fork",
+                           "vfork",
+                           "exit",
+                           "exit_group",
+                           "arch_prctl",
+                           "set_tid_address",
+                           "set_robust_list",
+                           "rt_sigaction",
+                           "rt_sigprocmask",
+                           "sigaltstack",
+                           "rt_sigreturn",
+                           "rseq",
+                           "sched_yield",
+                           "personality",
+                           "mlock",
+                           "mseal",
+                           "map_shadow_stack"}) {
     INFO("syscall " << name);
     CHECK(row(name).policy == ReplayPolicy::kExecute);
   }
