@@ -864,6 +864,15 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     event_.syscall_flags |= format::kSyscallExecuted;
   }
   REPRO_RETURN_IF_ERROR(recorder_.capture(t.tid, t.pid, &event_));
+  if (event_.syscall_flags & format::kSyscallEffectsUnknown) {
+    // Said while recording, so the user learns before trying to replay.
+    std::string name = syscalls::syscall_name(t.syscall_number);
+    std::string what =
+        t.syscall_number == SYS_ioctl ? fmt::format("{} (request {:#x})", name, t.args[1]) : name;
+    warn_once(
+        "effects unknown: " + name,
+        fmt::format("{} has effects repro does not record; replay will refuse this trace", what));
+  }
   if (t.syscall_number == SYS_mmap && result >= 0 && (t.args[3] & MAP_SHARED) &&
       !(t.args[3] & MAP_ANONYMOUS)) {
     shared_file_mapped_ = true;

@@ -35,6 +35,7 @@ repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
 target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
+repro_scenario_program(scenario_unknown_effects unknown_effects_program.c)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
@@ -56,6 +57,7 @@ set(REPRO_SCENARIOS
   "replay_after_files_deleted 120"
   "replay_from_noexec_mount 300"
   "sched_yield_turns 300"
+  "unknown_effects_warning 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)
   separate_arguments(entry)
