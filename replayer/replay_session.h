@@ -186,7 +186,12 @@ class ReplaySession {
   Result<int64_t> inject_syscall_at(ReplayThread& t, uint64_t scratch_code, int number,
                                     const std::array<uint64_t, 6>& args);
   Status restore_exec_state(ReplayThread& t, const format::Event& exec);
-  Status write_exec_path(ReplayThread& t, const format::Event& event, uint64_t filename_address);
+  /// Turns the execve or execveat `t` stopped at into an execve of the
+  /// trace's copy of the image that ran, laying out the recorded argv, in
+  /// scratch memory below the stack; returns that memory's address and old
+  /// bytes (for a parent that shares it).
+  Result<std::pair<uint64_t, std::string>> redirect_exec(ReplayThread& t,
+                                                         const format::Event& event);
 
   ReplayThread& thread(uint32_t index);
   ReplayThread* find_by_tid(pid_t tid);
