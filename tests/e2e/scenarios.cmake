@@ -55,6 +55,7 @@ set(REPRO_SCENARIOS
   "replay_after_files_deleted 120"
   "replay_from_noexec_mount 300"
   "sched_yield_turns 300"
+  "shell_scripts 300"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)
   separate_arguments(entry)
