@@ -7,6 +7,7 @@
  *   memfd holding a shell script (run as /dev/fd/N by its interpreter)
  *   fexecve of a memfd holding a copy of the program -> "memfd"
  *   execv of /proc/self/exe                         -> "reexec"
+ *   in a child: execve with a NULL argv (the kernel makes it {""})
  *   posix_spawn of /bin/sh -c, waited for.
  * Every stage checks that it got the argv it was given. */
 #include "test_util.h"
@@ -58,6 +59,10 @@ static int fexecve_in_child(int fd, char *const *args) {
 int main(int argc, char **argv) {
   test_init();
   char *args[3];
+  if (argc == 1 && argv[0][0] == '\0') {
+    say("stage null argv: argc=1, argv[0] empty\n");
+    _exit(5);
+  }
   const char *stage = argc >= 2 ? argv[1] : "";
   check(argc <= 2);
 
@@ -120,10 +125,18 @@ int main(int argc, char **argv) {
   }
   check(strcmp(stage, "reexec") == 0);
   say("stage reexec: execv(/proc/self/exe)\n");
-  pid_t pid;
+  pid_t pid = fork();
+  check(pid >= 0);
+  if (pid == 0) {
+    syscall(SYS_execve, "/proc/self/exe", NULL, environ);
+    _exit(99);
+  }
+  int status = 0;
+  check(waitpid(pid, &status, 0) == pid);
+  say_num("execve with a NULL argv exited", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+
   char *sh_args[] = {"/bin/sh", "-c", "echo sh -c says $0", NULL};
   check(posix_spawn(&pid, "/bin/sh", NULL, NULL, sh_args, environ) == 0);
-  int status = 0;
   check(waitpid(pid, &status, 0) == pid);
   check(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   say("posix_spawn of /bin/sh -c exited 0\n");
