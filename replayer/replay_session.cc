@@ -672,8 +672,8 @@ Status ReplaySession::on_exec(const format::Event& event) {
     // The parent is not stopped (the exec just woke it from vfork), so
     // write through /proc/PID/mem, which needs no ptrace-stop.
     ReplayThread& parent = thread(t.parent_index);
-    REPRO_RETURN_IF_ERROR(os::write_memory_forced(parent.tid, scratch.first,
-                                                  scratch.second.data(), scratch.second.size()));
+    REPRO_RETURN_IF_ERROR(os::write_memory_forced(parent.tid, scratch.first, scratch.second.data(),
+                                                  scratch.second.size()));
   }
   return resume(t, PTRACE_SYSCALL);
 }

@@ -1027,10 +1027,9 @@ Status RecordSession::on_exit_event(Thread& t) {
     event_.exit_status = static_cast<int32_t>(status);
     bool killed_by_exec = false;
     for (const auto& [tid, other] : threads_) {
-      killed_by_exec |= tid != t.tid && other->pid == t.pid &&
-                        other->state == Thread::State::kInSyscall &&
-                        (other->syscall_number == SYS_execve ||
-                         other->syscall_number == SYS_execveat);
+      killed_by_exec |=
+          tid != t.tid && other->pid == t.pid && other->state == Thread::State::kInSyscall &&
+          (other->syscall_number == SYS_execve || other->syscall_number == SYS_execveat);
     }
     if (killed_by_exec) {
       deferred_exits_[t.pid].push_back(event_);

@@ -1,9 +1,9 @@
 #include "replayer/exec_argv.h"
 
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/syscall.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
