@@ -4,9 +4,9 @@
 //
 // The new image's initial stack (argv and envp strings, AT_EXECFN, auxv)
 // fixes the address of everything on it, so it must match the recording
-// byte for byte in layout. Replay turns the thread's execve or execveat
-// into an execve of a scratch path of the recorded name's length (ExecPaths)
-// that leads to the stored copy, with the recorded argv. For a script, the
+// byte for byte in layout. Replay points the thread's execve or execveat
+// (then relative to AT_FDCWD) at a scratch path of the recorded name's
+// length (ExecPaths) that leads to the stored copy, with the recorded argv. For a script, the
 // copy is its interpreter and the argv the one the kernel rewrote
 // (interpreter, its argument, script path, then the program's argv[1...]),
 // which execing the interpreter directly reproduces exactly. The scratch
@@ -14,6 +14,7 @@
 // thread's stack, in memory the exec discards; the recorded name is put
 // back in AT_EXECFN afterwards.
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <sys/syscall.h>
 
@@ -113,11 +114,21 @@ Result<std::pair<uint64_t, std::string>> ReplaySession::redirect_exec(ReplayThre
                                      event_index_, t.index, event.path));
   }
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, base, bytes.data(), bytes.size()));
+  // The same syscall, so a seccomp filter of the program's own, which the
+  // kernel runs again on the changed registers, judges it as it did.
   os::Registers regs = t.entry_regs;
-  regs.orig_rax = SYS_execve;
-  regs.rdi = string_address;
-  regs.rsi = same_argv ? argv_address : base;
-  regs.rdx = envp_address;
+  const uint64_t new_argv_address = same_argv ? argv_address : base;
+  if (at) {
+    regs.rdi = static_cast<uint64_t>(AT_FDCWD);  // with a path, the path is the name
+    regs.rsi = string_address;
+    regs.rdx = new_argv_address;
+    regs.r10 = envp_address;
+    regs.r8 = 0;
+  } else {
+    regs.rdi = string_address;
+    regs.rsi = new_argv_address;
+    regs.rdx = envp_address;
+  }
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   return std::make_pair(base, std::move(*old_bytes));
 }
