@@ -125,7 +125,8 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
   if (number == SYS_mmap) {
     return execute_mmap(t, event);
   }
-  if (number == SYS_clone || number == SYS_fork || number == SYS_vfork || number == SYS_execve) {
+  if (number == SYS_clone || number == SYS_fork || number == SYS_vfork || number == SYS_execve ||
+      number == SYS_execveat) {
     return diverged(t,
                     "the thread-creation events that precede a successful " +
                         std::string(syscalls::syscall_name(number)),

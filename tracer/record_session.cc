@@ -996,9 +996,13 @@ Status RecordSession::log_exec(Thread& thread, bool first_exec) {
   event_.clear();
   event_.kind = format::EventKind::kExec;
   event_.thread = thread.index;
-  event_.path = thread.exec_filename;
+  // The kernel's own name for the file (execveat's "/dev/fd/N/..."), and
+  // the argv it built (a script's interpreter first): what replay must lay
+  // out on the new stack.
+  event_.path = auxv.execfn.empty() ? thread.exec_filename : auxv.execfn;
   event_.content_id = *content_id;
   event_.random_bytes = auxv.random_bytes;
+  event_.data = auxv.argv;
   REPRO_RETURN_IF_ERROR(log(event_));
   patcher_.note_exec(thread.pid);
   // The program and ld.so, mapped by the kernel. The first exec has no
@@ -1025,7 +1029,7 @@ Status RecordSession::patch_code_made_executable(Thread& t, int64_t result) {
   if (!patch_rdtsc_ || result < 0) {
     return Status::ok();
   }
-  if (t.syscall_number == SYS_execve) {
+  if (t.syscall_number == SYS_execve || t.syscall_number == SYS_execveat) {
     std::vector<patch::PatchedFile> files = std::move(t.exec_patches);
     t.exec_patches.clear();
     return log_rdtsc_patches(t, files);
@@ -1064,9 +1068,9 @@ Status RecordSession::on_exit_event(Thread& t) {
     event_.exit_status = static_cast<int32_t>(status);
     bool killed_by_exec = false;
     for (const auto& [tid, other] : threads_) {
-      killed_by_exec |= tid != t.tid && other->pid == t.pid &&
-                        other->state == Thread::State::kInSyscall &&
-                        other->syscall_number == SYS_execve;
+      killed_by_exec |=
+          tid != t.tid && other->pid == t.pid && other->state == Thread::State::kInSyscall &&
+          (other->syscall_number == SYS_execve || other->syscall_number == SYS_execveat);
     }
     if (killed_by_exec) {
       deferred_exits_[t.pid].push_back(event_);

@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/os/tracee.h"
@@ -18,11 +19,19 @@ Result<ExecAuxv> patch_exec_auxv(pid_t tid) {
   if (argc > (1u << 20)) {
     return Status::error(StatusCode::kIoError, fmt::format("implausible argc {} at exec", argc));
   }
+  uint64_t first_arg = 0;
+  if (argc > 0) {
+    REPRO_RETURN_IF_ERROR(read_memory(tid, cursor + 8, &first_arg, 8));
+  }
   cursor += 8 * (argc + 2);  // argc, argv[], NULL
+  uint64_t first_env = 0;
   for (int guard = 0; guard < (1 << 20); ++guard) {  // envp[], NULL
     uint64_t pointer = 0;
     REPRO_RETURN_IF_ERROR(read_memory(tid, cursor, &pointer, 8));
     cursor += 8;
+    if (first_env == 0) {
+      first_env = pointer;
+    }
     if (pointer == 0) {
       break;
     }
@@ -54,6 +63,23 @@ Result<ExecAuxv> patch_exec_auxv(pid_t tid) {
     return Status::error(StatusCode::kIoError, "no AT_RANDOM in the new image's auxv");
   }
   REPRO_ASSIGN_OR_RETURN(result.random_bytes, read_memory(tid, result.random_address, 16));
+  if (result.execfn_address != 0) {
+    REPRO_ASSIGN_OR_RETURN(result.execfn, read_c_string(tid, result.execfn_address));
+  }
+  if (argc > 0) {
+    // The kernel copies the strings back to back: argv's, then envp's,
+    // then AT_EXECFN's.
+    uint64_t end = first_env != 0 ? first_env : result.execfn_address;
+    if (first_arg == 0 || end <= first_arg || end - first_arg > (64u << 20)) {
+      return Status::error(StatusCode::kIoError, "argv strings of the new image are not in place");
+    }
+    REPRO_ASSIGN_OR_RETURN(result.argv, read_memory(tid, first_arg, end - first_arg));
+    if (static_cast<uint64_t>(std::count(result.argv.begin(), result.argv.end(), '\0')) != argc ||
+        result.argv.back() != '\0') {
+      return Status::error(StatusCode::kIoError,
+                           fmt::format("argv of the new image does not hold {} strings", argc));
+    }
+  }
   return result;
 }
 

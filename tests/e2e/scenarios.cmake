@@ -29,6 +29,8 @@ repro_scenario_program(scenario_divergence_getpid divergence_program.c)
 target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
 repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
+# exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
+repro_scenario_program(scenario_exec_mount_namespace exec_mount_namespace_program.c)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
@@ -43,6 +45,7 @@ set(REPRO_SCENARIOS
   "bad_input 300"
   "divergence_report 120"
   "doctor 120"
+  "exec_mount_namespace 120"
   "interrupted_recording 300"
   "isolation 120"
   "jit_rdtsc 120"
@@ -57,6 +60,7 @@ set(REPRO_SCENARIOS
   "replay_after_files_deleted 120"
   "replay_from_noexec_mount 300"
   "sched_yield_turns 300"
+  "shell_scripts 300"
   "unknown_effects_warning 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)
