@@ -161,8 +161,6 @@ class ReplaySession {
   Result<int> wait_stop(ReplayThread& t);
   Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info, bool synchronous);
   Status settle_after_step(ReplayThread& t);
-  /// Delivers a stop signal with its default action: parks t in the group-stop.
-  Status settle_in_group_stop(ReplayThread& t, int signal);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
   /// The stack pointers of the threads of t's process, t's being `rsp`
   /// (os::hash_writable_memory leaves their dead stack out).
