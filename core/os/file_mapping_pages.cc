@@ -36,8 +36,7 @@ std::vector<PageRange> merged(std::vector<PageRange> ranges) {
 
 }  // namespace
 
-std::optional<std::vector<PageRange>> file_mapping_data_ranges(pid_t pid,
-                                                               const Mapping& mapping) {
+std::optional<std::vector<PageRange>> file_mapping_data_ranges(pid_t pid, const Mapping& mapping) {
   std::string path = fmt::format("/proc/{}/map_files/{:x}-{:x}", pid, mapping.start, mapping.end);
   ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat st;

@@ -29,7 +29,6 @@ namespace repro::os {
 /// cannot be read). nullopt where /proc cannot tell (no permission to open
 /// map_files, not a regular file, no SEEK_DATA): then any page may.
 /// Requires: all threads of `pid` are stopped.
-std::optional<std::vector<PageRange>> file_mapping_data_ranges(pid_t pid,
-                                                               const Mapping& mapping);
+std::optional<std::vector<PageRange>> file_mapping_data_ranges(pid_t pid, const Mapping& mapping);
 
 }  // namespace repro::os
