@@ -174,13 +174,26 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   header.cwd = std::filesystem::current_path(ec).string();
   header.exe_path = exe_path;
   header.seed = options.seed;
+  if (options.chaos) {
+    header.scheduler.policy = "chaos";
+    header.scheduler.depth = options.chaos_depth;
+    header.scheduler.expected_points = ChaosOptions{}.expected_points;
+  }
+  header.scheduler.base_slice_ms = static_cast<uint32_t>(options.time_slice.count());
   header.start_time_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::system_clock::now().time_since_epoch())
           .count());
   header.repro_version = REPRO_VERSION_TEXT;
   REPRO_ASSIGN_OR_RETURN(session->writer_, format::TraceWriter::create(options.trace_dir, header));
-  session->policy_ = make_round_robin_policy(options.time_slice);
+  if (options.chaos) {
+    session->policy_ = make_chaos_policy({.seed = options.seed,
+                                          .depth = options.chaos_depth,
+                                          .expected_points = header.scheduler.expected_points,
+                                          .base_slice = options.time_slice});
+  } else {
+    session->policy_ = make_round_robin_policy(options.time_slice);
+  }
 
   os::SpawnOptions spawn;
   spawn.exe_path = exe_path;
@@ -254,13 +267,18 @@ void RecordSession::release_cpu(Thread& t) {
   }
 }
 
+std::vector<uint32_t> RecordSession::ready_indices() {
+  std::vector<uint32_t> indices;
+  indices.reserve(ready_.size());
+  for (pid_t tid : ready_) {
+    indices.push_back(find(tid)->index);
+  }
+  return indices;
+}
+
 void RecordSession::schedule_next() {
   while (current_ == 0 && !ready_.empty()) {
-    std::vector<uint32_t> indices;
-    for (pid_t tid : ready_) {
-      indices.push_back(find(tid)->index);
-    }
-    size_t chosen = policy_->pick(indices);
+    size_t chosen = policy_->pick(ready_indices());
     pid_t tid = ready_[chosen];
     ready_.erase(ready_.begin() + static_cast<long>(chosen));
     Thread* t = find(tid);
@@ -950,7 +968,8 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   probed_this_run_ = false;
   auto used = now - slice_start_;
   if (!ready_.empty() &&
-      (policy_->switch_at_syscall(t.index, t.syscall_number) || used >= policy_->time_slice())) {
+      (policy_->switch_at_syscall(t.index, t.syscall_number, ready_indices()) ||
+       used >= policy_->time_slice())) {
     release_cpu(t);
     make_ready(t);
     return Status::ok();
@@ -990,6 +1009,22 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
   }
   if (early_stops_.erase(new_tid) != 0) {
     make_ready(child);
+  } else {
+    // Its first stop comes at once: wait for it here, so the new thread is
+    // ready at the same point of every run (a schedule, chaos included,
+    // must not depend on when that stop happens to be reported).
+    int status = 0;
+    pid_t got = 0;
+    do {
+      got = waitpid(new_tid, &status, __WALL);
+    } while (got < 0 && errno == EINTR);
+    if (got == new_tid) {
+      if (WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == PTRACE_EVENT_STOP) {
+        make_ready(child);
+      } else {
+        deferred_stops_.emplace_back(new_tid, status);  // killed already: handled next
+      }
+    }
   }
   return resume_in_kernel(t);
 }

@@ -64,7 +64,11 @@ struct RecordOptions {
   std::string trace_dir;                 // must not exist yet
   std::vector<std::string> argv;         // argv[0] is the program as the user named it
   std::chrono::milliseconds time_slice{50};
-  uint64_t seed = 0;
+  uint64_t seed = 0;                     // the chaos policy's, when `chaos`
+  /// Schedule with the seeded chaos policy (its seed is `seed`, its base
+  /// slice `time_slice`) instead of round robin.
+  bool chaos = false;
+  uint32_t chaos_depth = 3;
   bool pin_to_one_cpu = true;            // tracer and tracees share one CPU (cheaper stops)
   /// Called with a warning line (the host runs repro degraded, ...).
   std::function<void(const std::string&)> on_warning;
@@ -132,6 +136,8 @@ class RecordSession {
 
   // Scheduling.
   void schedule_next();
+  /// The index of each ready thread, longest waiting first.
+  std::vector<uint32_t> ready_indices();
   Status resume_user(Thread& t);
   Status resume_in_kernel(Thread& t);
   void make_ready(Thread& t);
