@@ -105,6 +105,7 @@ Result<int64_t> ReplaySession::inject_syscall_at(ReplayThread& t, uint64_t scrat
   // Requires: t is stopped outside any syscall. The three bytes at
   // `scratch_code` become "syscall; int3" for the call and are put back.
   REPRO_ASSIGN_OR_RETURN(os::Registers saved, os::get_registers(t.tid));
+  REPRO_ASSIGN_OR_RETURN(bool sigtrap_blocked, os::sigtrap_blocked(t.tid));
   uint64_t original = 0;
   REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, scratch_code, &original, sizeof original));
   uint64_t code = (original & ~uint64_t{0xffffff}) | 0xcc050f;
@@ -134,6 +135,9 @@ Result<int64_t> ReplaySession::inject_syscall_at(ReplayThread& t, uint64_t scrat
     break;
   }
   t.where = ReplayThread::Where::kParked;
+  if (sigtrap_blocked) {
+    REPRO_RETURN_IF_ERROR(os::block_sigtrap(t.tid));  // the int3's trap unblocked it
+  }
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, scratch_code, &original, sizeof original));
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, saved));
   return result;
@@ -221,6 +225,12 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     start_memory = std::exchange(last_memory, std::nullopt);
   }
   const uint64_t target = recorded.rip;
+  // Each trap of ours (a step, int3) unblocks SIGTRAP: block it again after
+  // each, as the recorder does (os::sigtrap_blocked).
+  REPRO_ASSIGN_OR_RETURN(const bool sigtrap_blocked, os::sigtrap_blocked(t.tid));
+  auto reblock_sigtrap = [&]() -> Status {
+    return sigtrap_blocked ? os::block_sigtrap(t.tid) : Status::ok();
+  };
   uint8_t code[patch::kRunCodeBytes] = {};
   REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, target, code, sizeof code));
   const std::string original(reinterpret_cast<const char*>(code), sizeof code);
@@ -308,6 +318,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
         return stopped_otherwise(status);
       }
       t.where = ReplayThread::Where::kParked;
+      REPRO_RETURN_IF_ERROR(reblock_sigtrap());
     }
     return Status::ok();
   };
@@ -341,6 +352,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       REPRO_RETURN_IF_ERROR(resume(t));  // a signal not in the trace here
       continue;
     }
+    REPRO_RETURN_IF_ERROR(reblock_sigtrap());
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
     t.where = ReplayThread::Where::kParked;
     if (trampoline != 0 && regs.rip > target + 1 && regs.rip <= target + run_length) {
@@ -416,6 +428,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     if (!WIFSTOPPED(step_status) || (static_cast<unsigned>(step_status) >> 16) != 0) {
       return stopped_otherwise(step_status);
     }
+    REPRO_RETURN_IF_ERROR(reblock_sigtrap());
     REPRO_RETURN_IF_ERROR(insert());
     REPRO_RETURN_IF_ERROR(resume(t));
   }

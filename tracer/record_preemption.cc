@@ -111,6 +111,7 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
     return false;
   };
   uint64_t previous_end = 0;
+  REPRO_ASSIGN_OR_RETURN(bool sigtrap_blocked, os::sigtrap_blocked(t.tid));
   for (int steps = 0;; ++steps) {
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
     if (steps > 0 && regs.rip != previous_end) {
@@ -178,6 +179,9 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
       deferred_stops_.emplace_back(t.tid, status);
       return StepOutcome::kStoppedOtherwise;
     }
+    if (sigtrap_blocked) {
+      REPRO_RETURN_IF_ERROR(os::block_sigtrap(t.tid));  // the step's trap unblocked it
+    }
   }
 }
 
@@ -196,6 +200,7 @@ Status RecordSession::start_spin_probe(Thread& t) {
     return resume_user(t);
   }
   REPRO_ASSIGN_OR_RETURN(t.probe_xstate_hash, os::hash_extended_registers(t.tid));
+  REPRO_ASSIGN_OR_RETURN(t.probe_sigtrap_blocked, os::sigtrap_blocked(t.tid));
   t.probe_address = t.probe_registers.rip;
   t.probing = true;
   t.probe_armed = false;
@@ -240,6 +245,9 @@ bool RecordSession::is_spin_probe_hit(Thread& t, int wait_status) {
 }
 
 Status RecordSession::on_spin_probe_hit(Thread& t) {
+  if (t.probe_sigtrap_blocked) {
+    REPRO_RETURN_IF_ERROR(os::block_sigtrap(t.tid));  // the step's or int3's trap unblocked it
+  }
   if (!t.probe_armed) {
     return arm_spin_probe(t);
   }

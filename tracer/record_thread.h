@@ -51,6 +51,7 @@ struct RecordSession::Thread {
   uint64_t probe_original_word = 0;
   os::Registers probe_registers{};
   uint64_t probe_xstate_hash = 0;
+  bool probe_sigtrap_blocked = false;  // to block again after the probe's traps (os::block_sigtrap)
   // An asynchronous signal held back while stepping to a preemption point
   // and sent again (tgkill) because another stop came first; its siginfo
   // is put back when it arrives.

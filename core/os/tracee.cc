@@ -223,6 +223,26 @@ Result<SignalDisposition> signal_disposition(pid_t tid, int signal) {
   return SignalDisposition::kDefault;
 }
 
+Result<bool> sigtrap_blocked(pid_t tid) {
+  uint64_t mask = 0;
+  if (ptrace(PTRACE_GETSIGMASK, tid, sizeof mask, &mask) != 0) {
+    return ptrace_error(errno, "reading the signal mask", tid);
+  }
+  return (mask & (uint64_t{1} << (SIGTRAP - 1))) != 0;
+}
+
+Status block_sigtrap(pid_t tid) {
+  uint64_t mask = 0;
+  if (ptrace(PTRACE_GETSIGMASK, tid, sizeof mask, &mask) != 0) {
+    return ptrace_error(errno, "reading the signal mask", tid);
+  }
+  mask |= uint64_t{1} << (SIGTRAP - 1);
+  if (ptrace(PTRACE_SETSIGMASK, tid, sizeof mask, &mask) != 0) {
+    return ptrace_error(errno, "setting the signal mask", tid);
+  }
+  return Status::ok();
+}
+
 Result<bool> has_deliverable_signal(pid_t tid) {
   REPRO_ASSIGN_OR_RETURN(SignalMasks mask, SignalMasks::read(tid));
   return ((mask["SigPnd:\t"] | mask["ShdPnd:\t"]) & ~mask["SigBlk:\t"]) != 0;

@@ -61,6 +61,16 @@ Result<SignalDisposition> signal_disposition(pid_t tid, int signal);
 inline bool is_job_stop_signal(int signal) {
   return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
 }
+/// A single step ends with a SIGTRAP the kernel forces on the thread, and
+/// forcing a signal unblocks it for good: a thread that had SIGTRAP blocked
+/// (a handler installed with a full sa_mask, a program that blocks every
+/// signal) no longer has after repro stepped it, and programs see their
+/// mask (rt_sigprocmask runs untraced, and signal frames save it). Record
+/// and replay step at different places, so each step must leave the mask
+/// as it was: read whether SIGTRAP is blocked before (PTRACE_GETSIGMASK),
+/// block it again after (PTRACE_SETSIGMASK). Require: `tid` ptrace-stopped.
+Result<bool> sigtrap_blocked(pid_t tid);
+Status block_sigtrap(pid_t tid);
 /// True if a signal is pending for `tid` (or its process) and not blocked.
 Result<bool> has_deliverable_signal(pid_t tid);
 
