@@ -808,6 +808,8 @@ Status ReplaySession::on_syscall_entered(const format::Event& event) {
   }
   REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
   REPRO_RETURN_IF_ERROR(check_syscall(t, event));
+  // What the kernel wrote before the thread blocked (a PI futex word).
+  REPRO_RETURN_IF_ERROR(write_recorded_memory(t, event));
   int n = event.syscall_number;
   if (n == SYS_clone || n == SYS_fork || n == SYS_vfork) {
     // The thread it creates appears in the events that follow.

@@ -33,6 +33,7 @@
 #include "core/os/tracee.h"
 #include "core/syscalls/syscall_table.h"
 #include "core/seccomp/seccomp_filter.h"
+#include "tracer/pi_futex.h"
 
 extern char** environ;
 
@@ -61,9 +62,11 @@ bool is_exit(int number) { return number == SYS_exit || number == SYS_exit_group
 // kernel while other threads ran user code could have seen or changed the
 // address space (or, for fork, memory) at a moment replay cannot
 // reproduce, so it keeps the CPU until it returns, past the grace period.
-// They all finish on their own.
-bool must_finish_alone(int number) {
-  if (number == SYS_mmap || number == SYS_clone || number == SYS_fork) {
+// They all finish on their own. So do the PI futex ops that never block:
+// the futex word they leave must be read before anyone else runs.
+bool must_finish_alone(int number, const std::array<uint64_t, 6>& args) {
+  if (number == SYS_mmap || number == SYS_clone || number == SYS_fork ||
+      is_nonblocking_pi_futex(number, args)) {
     return true;
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(number);
@@ -297,6 +300,7 @@ Status RecordSession::log_entered(Thread& t) {
   event_.thread = t.index;
   event_.syscall_number = t.syscall_number;
   event_.args = t.args;
+  REPRO_RETURN_IF_ERROR(add_pi_lock_word(t));
   t.entered_logged = true;
   return log(event_);
 }
@@ -443,7 +447,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(interrupt_deadline() - now);
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     } else if (current->state == Thread::State::kInSyscall &&
-               !must_finish_alone(current->syscall_number)) {
+               !must_finish_alone(current->syscall_number, current->args)) {
       timeout_ms = kInKernelGraceMs;
     }
   }
@@ -488,7 +492,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
             return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");
           }
         } else if (current->state == Thread::State::kInSyscall && !current->entered_logged &&
-                   !must_finish_alone(current->syscall_number)) {
+                   !must_finish_alone(current->syscall_number, current->args)) {
           REPRO_RETURN_IF_ERROR(log_entered(*current));
           release_cpu(*current);
         }
@@ -654,11 +658,14 @@ Status RecordSession::enter_syscall(Thread& t) {
     auto name = os::read_c_string(t.tid, filename);
     t.exec_filename = name.is_ok() ? *name : "";
   }
+  if (is_pi_futex_lock(t.syscall_number, t.args)) {
+    return enter_pi_lock(t);
+  }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(t.syscall_number);
   // clone blocks only with CLONE_VFORK; otherwise it must return before
   // anything else runs, like the other syscalls replay executes. A write
   // to a regular file does not wait for anyone either.
-  bool may_block = info != nullptr && info->may_block() && !must_finish_alone(t.syscall_number) &&
+  bool may_block = info != nullptr && info->may_block() && !must_finish_alone(t.syscall_number, t.args) &&
                    !(target && target->completes_alone);
   if (is_vfork(t.syscall_number, t.args) || (may_block && !ready_.empty())) {
     if (!t.entered_logged) {
@@ -822,6 +829,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
       return Status::ok();
     }
   }
+  REPRO_RETURN_IF_ERROR(log_handover_order(t));
   std::vector<pid_t> unheld = output_order_.end(t.tid);
   if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
     REPRO_RETURN_IF_ERROR(log_mapped_file(t, static_cast<int>(t.args[4]), static_cast<uint64_t>(result)));
