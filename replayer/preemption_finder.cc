@@ -236,6 +236,9 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
                        : run.size() == 1 ? RunState::kUsable
                                          : RunState::kUnchecked;
   auto put_back = [&] { return os::write_memory(t.tid, target, original.data(), original.size()); };
+  // A rep movs/stos/lods: the point may lie inside it (see advance_in_string).
+  const std::optional<patch::RepeatedString> string_op =
+      patch::repeated_string_at(code, sizeof code);
 
   auto visit_note = [&]() -> std::string {
     if (checked_visits == 0) {
@@ -312,6 +315,75 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     return Status::ok();
   };
 
+  // Runs the string instruction at `target` to its end from `regs` (t
+  // stopped there, the original code in place), with a breakpoint after
+  // it: stepped, it would stop after every iteration. Returns the
+  // registers there.
+  auto run_string_to_end = [&](const os::Registers& regs) -> Result<os::Registers> {
+    const uint64_t end = target + string_op->length;
+    uint64_t saved = 0;
+    REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, end, &saved, sizeof saved));
+    uint64_t trap = (saved & ~uint64_t{0xff}) | 0xcc;
+    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end, &trap, sizeof trap));
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    REPRO_RETURN_IF_ERROR(resume(t));
+    while (true) {
+      REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+      if (!WIFSTOPPED(status) || (static_cast<unsigned>(status) >> 16) != 0) {
+        (void)os::write_memory(t.tid, end, &saved, sizeof saved);
+        return stopped_otherwise(status);
+      }
+      t.where = ReplayThread::Where::kParked;
+      REPRO_ASSIGN_OR_RETURN(os::Registers after, os::get_registers(t.tid));
+      if (WSTOPSIG(status) == SIGTRAP && after.rip == end + 1) {
+        REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end, &saved, sizeof saved));
+        after.rip = end;
+        REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, after));
+        return after;
+      }
+      REPRO_RETURN_IF_ERROR(resume(t));  // a signal not in the trace here
+    }
+  };
+  // At a visit of a string instruction that did not match: the recorded
+  // point may lie inside it, k iterations on, if the registers differ only
+  // by the progress of k iterations (rcx down by k, rsi and rdi moved by k
+  // elements; lods also loads rax). Runs exactly those k iterations (rcx
+  // set to k, run to the end) and puts the remaining count back in rcx:
+  // the state of the instruction stopped after k iterations. Sets `regs`
+  // to it and returns whether it matches; otherwise the thread is back at
+  // `regs` as given.
+  auto advance_in_string = [&](os::Registers* regs) -> Result<bool> {
+    if (regs->rcx <= recorded.rcx) {
+      return false;
+    }
+    const uint64_t k = regs->rcx - recorded.rcx;
+    const uint64_t distance = k * string_op->element_bytes;
+    const bool down = regs->eflags & 0x400;  // DF
+    os::Registers expected = *regs;
+    expected.rcx = recorded.rcx;
+    if (string_op->uses_rdi) {
+      expected.rdi = down ? regs->rdi - distance : regs->rdi + distance;
+    }
+    if (string_op->uses_rsi) {
+      expected.rsi = down ? regs->rsi - distance : regs->rsi + distance;
+    }
+    if (!string_op->uses_rdi) {
+      expected.rax = recorded.rax;  // lods: checked once loaded
+    }
+    if (!os::same_user_state(expected, recorded)) {
+      return false;
+    }
+    os::Registers counted = *regs;
+    counted.rcx = k;
+    REPRO_ASSIGN_OR_RETURN(os::Registers after, run_string_to_end(counted));
+    after.rip = target;
+    after.rcx = recorded.rcx;
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, after));
+    *regs = after;
+    ++checked_visits;
+    return matches(after);
+  };
+
   // First visit: a plain breakpoint.
   uint64_t trap_word;
   std::memcpy(&trap_word, code, sizeof trap_word);
@@ -386,6 +458,17 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     }
     REPRO_RETURN_IF_ERROR(put_back());
     REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    if (string_op) {
+      REPRO_ASSIGN_OR_RETURN(found, advance_in_string(&regs));
+      if (found) {
+        return found_here(regs);
+      }
+      // Not in this run of it: to its end at once, then the trap again.
+      REPRO_ASSIGN_OR_RETURN(regs, run_string_to_end(regs));
+      REPRO_RETURN_IF_ERROR(insert());
+      REPRO_RETURN_IF_ERROR(resume(t));
+      continue;
+    }
     if (run_state == RunState::kUnchecked) {
       REPRO_RETURN_IF_ERROR(step_through_loop(&found));
       REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));

@@ -355,6 +355,7 @@ Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_
       REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
     }
     REPRO_RETURN_IF_ERROR(os::normalize_frame_fpu_state(t.tid, regs.rsp, xstate));
+    REPRO_RETURN_IF_ERROR(os::fill_frame_slack(t.tid, regs.rsp, info));
   }
   return Status::ok();
 }

@@ -1204,6 +1204,7 @@ Status RecordSession::on_signal(Thread& t, int signal) {
     // in every run, as replay does (see core/os/signal_frame.h): the FPU
     // state saved in it, and for an asynchronous signal its trap info.
     REPRO_ASSIGN_OR_RETURN(t.xstate_before_handler, os::get_extended_registers(t.tid));
+    t.handler_siginfo = info;
     request = PTRACE_SINGLESTEP;
     t.stepping_into_handler = true;
     t.handler_signal_synchronous = synchronous;
@@ -1222,6 +1223,7 @@ Status RecordSession::finish_step_into_handler(Thread& t, int wait_status, bool*
     REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
   }
   REPRO_RETURN_IF_ERROR(os::normalize_frame_fpu_state(t.tid, regs.rsp, t.xstate_before_handler));
+  REPRO_RETURN_IF_ERROR(os::fill_frame_slack(t.tid, regs.rsp, t.handler_siginfo));
   bool step_trap = (static_cast<unsigned>(wait_status) >> 16) == 0 && WSTOPSIG(wait_status) == SIGTRAP;
   if (step_trap) {
     *consumed = true;
