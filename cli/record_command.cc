@@ -3,6 +3,10 @@
 #include <fmt/core.h>
 #include <sys/wait.h>
 
+#include <chrono>
+#include <optional>
+#include <string>
+
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_location.h"
@@ -24,6 +28,24 @@ int shell_status(int wait_status) {
 
 namespace {
 
+/// --linger's value: seconds (fractions allowed), or "inf" for no limit
+/// (an empty optional inside). nullopt if it is neither.
+std::optional<std::optional<std::chrono::milliseconds>> parse_linger(const std::string& text) {
+  if (text == "inf") {
+    return std::optional<std::chrono::milliseconds>();
+  }
+  try {
+    size_t used = 0;
+    double seconds = std::stod(text, &used);
+    if (used != text.size() || !(seconds >= 0) || seconds > 1e6) {
+      return std::nullopt;
+    }
+    return std::optional(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 class RecordCommand : public Command {
  public:
   void declare(CLI::App* sub) override {
@@ -40,6 +62,12 @@ class RecordCommand : public Command {
                     "diverges in memory can show the recorded bytes (0: none)")
         ->capture_default_str()
         ->check(CLI::Range(0, 65536));
+    sub->add_option("--linger", linger_,
+                    "seconds to go on recording the processes the program leaves running "
+                    "(daemons, background jobs) after its first process exits, before stopping "
+                    "them with SIGKILL; 'inf' waits for them to exit")
+        ->capture_default_str()
+        ->check([](const std::string& value) { return parse_linger(value) ? "" : "expected seconds >= 0 or 'inf'"; });
     sub->add_option("program", argv_, "the program and its arguments (after --)")->required();
     sub->footer(
         "repro prints the trace path on stderr and exits with the program's status\n"
@@ -67,6 +95,10 @@ class RecordCommand : public Command {
       fmt::print(stderr, "repro: warning: {}\n", warning);
     };
     options.snapshot_budget_bytes = snapshot_budget_mib_ << 20;
+    options.linger = *parse_linger(linger_);
+    options.on_notice = [](const std::string& notice) {
+      fmt::print(stderr, "repro: {}\n", notice);
+    };
     auto session = tracer::RecordSession::start(options);
     if (!session.is_ok()) {
       return report_error(session.status());
@@ -102,6 +134,7 @@ class RecordCommand : public Command {
   int slice_ms_ = 50;
   bool no_pin_ = false;
   uint64_t snapshot_budget_mib_ = tracer::kDefaultSnapshotBudgetBytes >> 20;
+  std::string linger_ = "10";
   std::vector<std::string> argv_;
 };
 

@@ -20,7 +20,7 @@ Result<ExecPaths> ExecPaths::create() {
 }
 
 ExecPaths::ExecPaths(ExecPaths&& other) noexcept
-    : dir_(std::move(other.dir_)), counter_(other.counter_) {
+    : dir_(std::move(other.dir_)), counter_(other.counter_), made_(std::move(other.made_)) {
   other.dir_.clear();
 }
 
@@ -32,6 +32,10 @@ ExecPaths::~ExecPaths() {
 }
 
 Result<std::string> ExecPaths::make(size_t length, const std::string& target) {
+  auto made = made_.find({length, target});
+  if (made != made_.end()) {
+    return made->second;
+  }
   // A unique token, left-padded with '_' and split into directory levels
   // when longer than a file name may be.
   std::string token = fmt::format("{}", counter_++);
@@ -65,6 +69,7 @@ Result<std::string> ExecPaths::make(size_t length, const std::string& target) {
     return Status::error(StatusCode::kIoError,
                          fmt::format("linking '{}': {}", full.string(), ec.message()));
   }
+  made_[{length, target}] = relative;
   return relative;
 }
 

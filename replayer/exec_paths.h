@@ -11,7 +11,9 @@
 //
 // Owns the scratch directory and removes it on destruction. Not thread-safe.
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "core/base/status.h"
 
@@ -25,8 +27,10 @@ class ExecPaths {
   ExecPaths& operator=(ExecPaths&&) = delete;
   ~ExecPaths();
 
-  /// A new path relative to dir(), exactly `length` bytes long, naming
-  /// `target` (made executable if the stored copy is not).
+  /// A path relative to dir(), exactly `length` bytes long, naming
+  /// `target` (made executable if the stored copy is not). The same for
+  /// the same length and target: a program that execs one file many times
+  /// makes one link (and one private copy).
   Result<std::string> make(size_t length, const std::string& target);
   const std::string& dir() const { return dir_; }
 
@@ -34,6 +38,7 @@ class ExecPaths {
   explicit ExecPaths(std::string dir) : dir_(std::move(dir)) {}
   std::string dir_;
   unsigned counter_ = 0;
+  std::map<std::pair<size_t, std::string>, std::string> made_;  // (length, target) -> path
 };
 
 }  // namespace repro::replayer

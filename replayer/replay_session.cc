@@ -19,6 +19,7 @@
 #include "core/seccomp/seccomp_filter.h"
 #include "core/syscalls/syscall_table.h"
 #include "replayer/divergence.h"
+#include "replayer/exec_argv.h"
 
 namespace repro::replayer {
 
@@ -330,6 +331,28 @@ Status ReplaySession::settle_after_step(ReplayThread& t) {
   }
 }
 
+Status ReplaySession::settle_in_group_stop(ReplayThread& t, int signal) {
+  // The recorded thread stopped right where the signal came and stayed
+  // there until SIGCONT; the group-stop's trap comes before any
+  // instruction runs, so the thread parks at that same point. Resuming it
+  // later ends the stop: the recorded schedule says when.
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_CONT, signal));
+  REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+  if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_EXIT)) {
+    stashed_stops_[t.tid].push_front(status);
+    t.where = ReplayThread::Where::kExiting;
+    return Status::ok();
+  }
+  if (is_stop_event(status, PTRACE_EVENT_STOP) && os::is_job_stop_signal(WSTOPSIG(status))) {
+    t.where = ReplayThread::Where::kParked;
+    return Status::ok();
+  }
+  // Something else came first: step on without running code, as after
+  // any other delivery.
+  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
+  return settle_after_step(t);
+}
+
 Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_t& info,
                                      bool synchronous) {
   REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
@@ -340,6 +363,9 @@ Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_
     return Status::ok();
   }
   REPRO_RETURN_IF_ERROR(os::set_siginfo(t.tid, info));
+  if (disposition == os::SignalDisposition::kDefault && os::is_job_stop_signal(signal)) {
+    return settle_in_group_stop(t, signal);
+  }
   std::string xstate;
   if (disposition == os::SignalDisposition::kCaught) {
     REPRO_ASSIGN_OR_RETURN(xstate, os::get_extended_registers(t.tid));
@@ -409,12 +435,14 @@ Status ReplaySession::start() {
   }
   REPRO_ASSIGN_OR_RETURN(std::string exe_copy, reader_->file_path(exec.content_id));
   REPRO_ASSIGN_OR_RETURN(std::string exe_path, exec_paths_.make(exec.path.size(), exe_copy));
+  std::vector<std::string> exec_argv = split_exec_argv(exec.data);
 
   const format::TraceHeader& header = reader_->header();
   pin_like_the_recording(header.pinned_cpu);
   os::SpawnOptions spawn;
   spawn.exe_path = exe_path;
-  spawn.argv = header.argv;
+  // As the kernel laid it out: a script's interpreter comes first.
+  spawn.argv = exec_argv.empty() ? header.argv : exec_argv;
   spawn.env = header.env;
   spawn.cwd = exec_paths_.dir();
   spawn.ptrace_options = kPtraceOptions;
@@ -453,23 +481,6 @@ Status ReplaySession::scan_code_made_executable(ReplayThread& t, const format::E
   }
   if (auto range = patch::code_made_executable(event.syscall_number, event.args, event.result)) {
     return scan_new_code(t, range->start, range->end);
-  }
-  return Status::ok();
-}
-
-Status ReplaySession::restore_exec_state(ReplayThread& t, const format::Event& exec) {
-  REPRO_ASSIGN_OR_RETURN(os::ExecAuxv auxv, os::patch_exec_auxv(t.tid));
-  if (exec.random_bytes.size() != auxv.random_bytes.size()) {
-    return Status::error(StatusCode::kCorruption,
-                         fmt::format("event #{} has a bad AT_RANDOM length", event_index_));
-  }
-  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, auxv.random_address, exec.random_bytes.data(),
-                                         exec.random_bytes.size()));
-  // The new stack holds the path execve was given: put back the recorded
-  // one in place of the same-length replay path.
-  if (auxv.execfn_address != 0) {
-    REPRO_RETURN_IF_ERROR(
-        os::write_memory(t.tid, auxv.execfn_address, exec.path.data(), exec.path.size()));
   }
   return Status::ok();
 }
@@ -632,41 +643,17 @@ Status ReplaySession::on_thread_start(const format::Event& event) {
   return resume(parent, PTRACE_SYSCALL);
 }
 
-Status ReplaySession::write_exec_path(ReplayThread& t, const format::Event& event,
-                                      uint64_t filename_address) {
-  REPRO_ASSIGN_OR_RETURN(std::string filename, os::read_c_string(t.tid, filename_address));
-  if (filename != event.path) {
-    return diverged(t, fmt::format("execve(\"{}\")", event.path),
-                    fmt::format("execve(\"{}\")", filename));
-  }
-  REPRO_ASSIGN_OR_RETURN(std::string copy, reader_->file_path(event.content_id));
-  REPRO_ASSIGN_OR_RETURN(std::string path, exec_paths_.make(filename.size(), copy));
-  // Same length, written in place: the new image's stack is laid out
-  // exactly as it was when recorded.
-  return os::write_memory(t.tid, filename_address, path.data(), path.size());
-}
-
 Status ReplaySession::on_exec(const format::Event& event) {
   ReplayThread& t = thread(event.thread);
   REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
-  if (t.syscall_number != SYS_execve) {
-    if (t.syscall_number == SYS_execveat) {
-      return Status::error(StatusCode::kUnsupported,
-                           fmt::format("event #{}: replaying execveat is not supported", event_index_));
-    }
-    return diverged(t, fmt::format("execve(\"{}\")", event.path),
+  if (t.syscall_number != SYS_execve && t.syscall_number != SYS_execveat) {
+    return diverged(t, fmt::format("exec of \"{}\"", event.path),
                     describe_syscall(t.syscall_number, t.args));
   }
-  // The path is replaced in place (same length) and put back afterwards
-  // where the old memory lives on: in a vfork parent sharing it, and in the
-  // new image's argv[0] when the program passed the same string as both.
-  uint64_t argv0 = 0;
-  if (t.args[1] != 0) {
-    REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, t.args[1], &argv0, sizeof argv0));
-  }
-  bool path_is_argv0 = argv0 == t.args[0];
-  uint64_t filename_address = t.args[0];
-  REPRO_RETURN_IF_ERROR(write_exec_path(t, event, filename_address));
+  // The program's memory is left as it is: the exec runs from scratch
+  // memory below the stack, which the exec discards, except in a vfork
+  // parent that shares it (put back below).
+  REPRO_ASSIGN_OR_RETURN(auto scratch, redirect_exec(t, event));
   REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SYSCALL));
   // The exec stop is reported under the thread group leader's tid when a
   // non-leader thread execs.
@@ -711,15 +698,8 @@ Status ReplaySession::on_exec(const format::Event& event) {
     // The parent is not stopped (the exec just woke it from vfork), so
     // write through /proc/PID/mem, which needs no ptrace-stop.
     ReplayThread& parent = thread(t.parent_index);
-    REPRO_RETURN_IF_ERROR(os::write_memory_forced(parent.tid, filename_address,
-                                                  event.path.data(), event.path.size()));
-  }
-  if (path_is_argv0) {
-    REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-    uint64_t new_argv0 = 0;
-    REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, regs.rsp + 8, &new_argv0, sizeof new_argv0));
-    REPRO_RETURN_IF_ERROR(
-        os::write_memory(t.tid, new_argv0, event.path.data(), event.path.size()));
+    REPRO_RETURN_IF_ERROR(os::write_memory_forced(parent.tid, scratch.first, scratch.second.data(),
+                                                  scratch.second.size()));
   }
   return resume(t, PTRACE_SYSCALL);
 }
@@ -826,7 +806,7 @@ Status ReplaySession::on_syscall(const format::Event& event) {
       return diverged(t, describe_syscall(event.syscall_number, event.args),
                       describe_syscall(t.syscall_number, t.args));
     }
-    if (event.syscall_number == SYS_execve) {
+    if (event.syscall_number == SYS_execve || event.syscall_number == SYS_execveat) {
       REPRO_RETURN_IF_ERROR(wait_syscall_exit(t));
       t.where = ReplayThread::Where::kParked;
     } else {

@@ -161,6 +161,8 @@ class ReplaySession {
   Result<int> wait_stop(ReplayThread& t);
   Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info, bool synchronous);
   Status settle_after_step(ReplayThread& t);
+  /// Delivers a stop signal with its default action: parks t in the group-stop.
+  Status settle_in_group_stop(ReplayThread& t, int signal);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
   /// The stack pointers of the threads of t's process, t's being `rsp`
   /// (os::hash_writable_memory leaves their dead stack out).
@@ -186,7 +188,13 @@ class ReplaySession {
   Result<int64_t> inject_syscall_at(ReplayThread& t, uint64_t scratch_code, int number,
                                     const std::array<uint64_t, 6>& args);
   Status restore_exec_state(ReplayThread& t, const format::Event& exec);
-  Status write_exec_path(ReplayThread& t, const format::Event& event, uint64_t filename_address);
+  /// Points the execve or execveat `t` stopped at to the trace's copy of
+  /// the image that ran, with the recorded argv, both laid out in scratch
+  /// memory below the stack; returns that memory's address and old bytes
+  /// (for a parent that shares it), or a divergence if the exec is not the
+  /// recorded one.
+  Result<std::pair<uint64_t, std::string>> redirect_exec(ReplayThread& t,
+                                                         const format::Event& event);
 
   ReplayThread& thread(uint32_t index);
   ReplayThread* find_by_tid(pid_t tid);

@@ -42,7 +42,9 @@ std::string describe_result(int64_t result) {
 // Executed syscalls whose result must match the recording, because the
 // program will use it as an address.
 bool result_is_address(int number) {
-  return number == SYS_mmap || number == SYS_mremap || number == SYS_brk || number == SYS_shmat;
+  constexpr int kSysMapShadowStack = 453;  // newer than some <sys/syscall.h>
+  return number == SYS_mmap || number == SYS_mremap || number == SYS_brk || number == SYS_shmat ||
+         number == kSysMapShadowStack;
 }
 
 // seccomp(SET_MODE_FILTER or SET_MODE_STRICT) and prctl(PR_SET_SECCOMP):
@@ -123,7 +125,8 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
   if (number == SYS_mmap) {
     return execute_mmap(t, event);
   }
-  if (number == SYS_clone || number == SYS_fork || number == SYS_vfork || number == SYS_execve) {
+  if (number == SYS_clone || number == SYS_fork || number == SYS_vfork || number == SYS_execve ||
+      number == SYS_execveat) {
     return diverged(t,
                     "the thread-creation events that precede a successful " +
                         std::string(syscalls::syscall_name(number)),

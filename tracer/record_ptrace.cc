@@ -11,17 +11,23 @@
 // - clone(CLONE_UNTRACED) loses the flag, in recording and replay alike, so
 //   the helper is recorded like any other thread (untraced, its syscalls
 //   would meet repro's seccomp filter with no tracer and fail with ENOSYS);
-// - ATTACH and INTERRUPT (after SEIZE) stop the target: the scheduler does
-//   not run it until DETACH, CONT or its tracer's exit; the stop is reported
-//   to wait4/waitid of the tracer;
+// - TRACEME makes the parent process the tracer; ATTACH and INTERRUPT
+//   (after SEIZE) stop the target: the scheduler does not run it until
+//   DETACH, CONT or its tracer's exit; the stop is reported to wait4/waitid
+//   of the tracer, which blocks until there is one to report;
+// - a traced thread's signals stop it first (signal-delivery-stop): its
+//   tracer reads them (GETSIGINFO) and passes them on or drops them with
+//   its CONT or DETACH; after TRACEME or ATTACH, a successful exec stops
+//   it with SIGTRAP;
 // - GETREGS, GETFPREGS, GETREGSET, PEEKDATA, PEEKTEXT and PEEKUSER read the
 //   stopped target for real and write the answer into the tracer's memory;
 // - every emulated call is a syscall event whose result and memory writes
 //   replay feeds back like any other (kSyscallDenied: the kernel never ran
 //   it), so replay needs no emulation of its own.
 //
-// Other requests (TRACEME, POKE*, SETREGS, SINGLESTEP, SYSCALL, ...) fail
-// with EPERM, and record warns once naming the request. Targets outside the
+// Other requests (POKE*, SETREGS, SINGLESTEP, SYSCALL, LISTEN, ...) fail
+// with EPERM, and SETOPTIONS other than EXITKILL and TRACESYSGOOD with
+// EINVAL; record warns once naming the request. Targets outside the
 // recording are refused the same way.
 
 #include <elf.h>
@@ -38,6 +44,9 @@
 #include <csignal>
 #include <cstddef>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "core/os/tracee.h"
@@ -151,6 +160,38 @@ void RecordSession::stop_for_emulated_tracer(Thread& target, int wait_status) {
   // Running in the kernel, starting or held: make_ready parks it instead.
 }
 
+void RecordSession::park_for_emulated_tracer(Thread& t, int wait_status) {
+  t.emulated_stop_status = wait_status;
+  t.emulated_stop_reported = false;
+  std::erase(ready_, t.tid);
+  release_cpu(t);
+  t.state = Thread::State::kEmulatedStop;
+  wake_waiting_tracers(t.emulated_tracer);
+}
+
+void RecordSession::wake_waiting_tracers(pid_t tracer_tid) {
+  Thread* tracer = find(tracer_tid);
+  if (tracer == nullptr) {
+    return;
+  }
+  for (auto& [tid, other] : threads_) {
+    if (other->pid != tracer->pid) {
+      continue;
+    }
+    if (other->held_for_tracee && other->state == Thread::State::kHeld) {
+      make_ready(*other);
+    } else if (other->state == Thread::State::kInSyscall && !other->interrupt_requested &&
+               (other->syscall_number == SYS_wait4 || other->syscall_number == SYS_waitid)) {
+      // Waiting in the kernel, which knows nothing of emulated stops: break
+      // the wait off; the kernel restarts it, and its entry comes back to
+      // us (on_syscall_entry) to be answered.
+      other->interrupt_requested = true;
+      other->tracee_wait_interrupted = true;
+      (void)ptrace(PTRACE_INTERRUPT, other->tid, nullptr, nullptr);
+    }
+  }
+}
+
 void RecordSession::release_from_emulated_stop(Thread& target) {
   target.emulated_stop_status = 0;
   if (target.state == Thread::State::kEmulatedStop) {
@@ -162,9 +203,119 @@ void RecordSession::release_emulated_tracees(pid_t tracer_tid) {
   for (auto& [tid, other] : threads_) {
     if (other->emulated_tracer == tracer_tid) {
       other->emulated_tracer = 0;
+      if (other->emulated_exitkill) {
+        (void)syscall(SYS_tgkill, other->pid, other->tid, SIGKILL);
+      }
+      if (other->emulated_signal && other->emulated_signal_is_pending) {
+        // Its tracer gone at a signal-delivery-stop: the signal is not lost.
+        other->signal_to_deliver = other->emulated_signal->si_signo;
+      }
       release_from_emulated_stop(*other);
     }
   }
+}
+
+Status RecordSession::deliver_signal_from_emulated_tracer(Thread& t) {
+  int signal = t.signal_to_deliver;
+  t.signal_to_deliver = 0;
+  siginfo_t info = t.emulated_signal.value_or(siginfo_t{});
+  t.emulated_signal.reset();
+  if (info.si_signo != signal) {
+    // The tracer passed on another signal than the one that stopped t.
+    info = siginfo_t{};
+    info.si_signo = signal;
+    info.si_code = SI_USER;
+  }
+  REPRO_RETURN_IF_ERROR(os::set_siginfo(t.tid, info));
+  t.state = Thread::State::kRunning;  // holds the CPU, at its delivery-stop
+  return deliver_signal(t, signal, info);
+}
+
+bool RecordSession::stop_after_exec_for_emulated_tracer(Thread& t) {
+  if (t.emulated_tracer == 0 || !t.emulated_exec_sigtrap) {
+    return false;
+  }
+  // The kernel sends the SIGTRAP: a real signal, which the tracer usually
+  // drops. At our syscall-exit stop there is no delivery-stop to pass it
+  // on from, so passing it on sends it anew (signal_let_through).
+  siginfo_t info{};
+  info.si_signo = SIGTRAP;
+  info.si_code = SI_USER;
+  t.emulated_signal = info;
+  t.emulated_signal_is_pending = false;
+  park_for_emulated_tracer(t, (SIGTRAP << 8) | 0x7f);
+  return true;
+}
+
+void RecordSession::end_stuck_tracer_waits() {
+  if (current_ != 0 || !ready_.empty()) {
+    return;
+  }
+  bool stuck = false;
+  for (const auto& [tid, t] : threads_) {
+    bool waiting = t->state == Thread::State::kHeld && t->held_for_tracee;
+    if (!waiting && t->state != Thread::State::kEmulatedStop &&
+        t->state != Thread::State::kJobStopped) {
+      return;  // something may still run, and stop a tracee
+    }
+    stuck |= waiting;
+  }
+  for (auto& [tid, t] : threads_) {
+    if (stuck && t->state == Thread::State::kHeld && t->held_for_tracee) {
+      t->tracee_wait_gives_up = true;
+      make_ready(*t);
+    }
+  }
+}
+
+Status RecordSession::retry_wait_for_ptrace_stop(Thread& t) {
+  t.held_for_tracee = false;
+  REPRO_ASSIGN_OR_RETURN(bool answered, emulate_wait_for_ptrace_stop(t));
+  return answered ? Status::ok() : enter_syscall(t);
+}
+
+Status RecordSession::pass_on_signal(Thread& target, int signal) {
+  std::optional<siginfo_t> stop_signal = target.emulated_signal;
+  bool pending = target.emulated_signal_is_pending;
+  target.emulated_signal.reset();
+  target.emulated_signal_is_pending = false;
+  if (pending) {
+    target.signal_to_deliver = signal;  // 0: dropped, as the tracer wants
+    return Status::ok();
+  }
+  if (signal == 0 || !stop_signal) {
+    return Status::ok();  // nothing to pass on, or an event stop's data
+  }
+  // Not at a real delivery-stop (attach, exec): the signal is sent anew,
+  // and arrives as one from a sibling would.
+  target.signal_let_through = signal;
+  if (syscall(SYS_tgkill, target.pid, target.tid, signal) != 0 && errno != ESRCH) {
+    return Status::from_errno(errno, "passing on a signal for an emulated ptrace");
+  }
+  return Status::ok();
+}
+
+Status RecordSession::emulate_traceme(Thread& t, const std::function<Status(int)>& refuse) {
+  // The tracer is the parent process, as the kernel has it; repro records
+  // its thread group leader, whose tid is its pid.
+  std::ifstream status(fmt::format("/proc/{}/status", t.pid));
+  pid_t parent = 0;
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("PPid:")) {
+      parent = static_cast<pid_t>(std::stol(line.substr(5)));
+    }
+  }
+  Thread* tracer = find(parent);
+  if (tracer == nullptr || tracer->pid != parent) {
+    return refuse(EPERM);  // a parent outside the recording
+  }
+  if (t.emulated_tracer != 0) {
+    return answer_in_place(t, -EPERM);
+  }
+  t.emulated_tracer = parent;
+  t.emulated_exec_sigtrap = true;
+  t.emulated_exitkill = false;
+  return answer_in_place(t, 0);
 }
 
 Status RecordSession::emulate_ptrace(Thread& t) {
@@ -177,13 +328,14 @@ Status RecordSession::emulate_ptrace(Thread& t) {
   auto refuse = [&](int error) -> Status {
     warn_once("ptrace " + request_name(request),
               fmt::format("the program called ptrace({}); repro emulates ptrace only between "
-                          "recorded threads for ATTACH, SEIZE, INTERRUPT, GETREGS, GETFPREGS, "
-                          "GETREGSET, PEEK*, CONT, DETACH and KILL: it got {}",
-                          request_name(request), error == EPERM ? "EPERM" : "ESRCH"));
+                          "recorded threads for TRACEME, ATTACH, SEIZE, INTERRUPT, GETREGS, "
+                          "GETFPREGS, GETREGSET, PEEK*, GETSIGINFO, SETOPTIONS (EXITKILL, "
+                          "TRACESYSGOOD), CONT, DETACH and KILL: it got {}",
+                          request_name(request), strerrorname_np(error)));
     return answer_in_place(t, -error);
   };
   if (request == PTRACE_TRACEME) {
-    return refuse(EPERM);
+    return emulate_traceme(t, refuse);
   }
   Thread* target = find(target_tid);
   if (target == nullptr || target == &t || target->state == Thread::State::kExiting) {
@@ -192,6 +344,7 @@ Status RecordSession::emulate_ptrace(Thread& t) {
   // The tracer is a thread; any thread of its process may use the tracee.
   Thread* tracer = target->emulated_tracer ? find(target->emulated_tracer) : nullptr;
   bool ours = tracer != nullptr && tracer->pid == t.pid;
+  bool stopped = ours && target->emulated_stop_status != 0;
 
   switch (request) {
     case PTRACE_ATTACH:
@@ -200,7 +353,15 @@ Status RecordSession::emulate_ptrace(Thread& t) {
         return answer_in_place(t, -EPERM);
       }
       target->emulated_tracer = t.tid;
+      target->emulated_exec_sigtrap = request == PTRACE_ATTACH;
+      target->emulated_exitkill = false;
       if (request == PTRACE_ATTACH) {
+        // The kernel sends SIGSTOP; its delivery-stop is the attach stop.
+        siginfo_t info{};
+        info.si_signo = SIGSTOP;
+        info.si_code = SI_USER;
+        target->emulated_signal = info;
+        target->emulated_signal_is_pending = false;
         stop_for_emulated_tracer(*target, kAttachStopStatus);
       }
       return answer_in_place(t, 0);
@@ -209,26 +370,48 @@ Status RecordSession::emulate_ptrace(Thread& t) {
         return answer_in_place(t, -ESRCH);
       }
       if (target->emulated_stop_status == 0) {
+        target->emulated_signal.reset();
         stop_for_emulated_tracer(*target, kInterruptStopStatus);
       }
       return answer_in_place(t, 0);
+    case PTRACE_SETOPTIONS: {
+      if (!ours) {
+        return answer_in_place(t, -ESRCH);
+      }
+      const uint64_t emulated = PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD;
+      if (data & ~emulated) {
+        return refuse(EINVAL);  // events repro would never report: refuse, not hang
+      }
+      target->emulated_exitkill = data & PTRACE_O_EXITKILL;
+      return answer_in_place(t, 0);
+    }
+    case PTRACE_GETSIGINFO:
+      if (!stopped) {
+        return answer_in_place(t, -ESRCH);
+      }
+      if (!target->emulated_signal) {
+        return answer_in_place(t, -EINVAL);  // an event stop: no signal
+      }
+      event_.writes.push_back({data, bytes_of(*target->emulated_signal)});
+      return answer_in_place(t, 0);
     case PTRACE_DETACH:
     case PTRACE_CONT:
-    case PTRACE_KILL:
-      if (!ours) {
+      if (!stopped) {
         return answer_in_place(t, -ESRCH);
       }
       if (request == PTRACE_DETACH) {
         target->emulated_tracer = 0;
       }
+      REPRO_RETURN_IF_ERROR(pass_on_signal(*target, data < NSIG ? static_cast<int>(data) : 0));
       release_from_emulated_stop(*target);
-      if (request == PTRACE_KILL || (data != 0 && data < NSIG)) {
-        // A signal passed on (or SIGKILL): the recording sees it arrive like
-        // any other signal from a sibling.
-        int signal = request == PTRACE_KILL ? SIGKILL : static_cast<int>(data);
-        if (syscall(SYS_tgkill, target->pid, target->tid, signal) != 0 && errno != ESRCH) {
-          return Status::from_errno(errno, "passing on a signal for an emulated ptrace");
-        }
+      return answer_in_place(t, 0);
+    case PTRACE_KILL:
+      if (!ours) {
+        return answer_in_place(t, -ESRCH);
+      }
+      release_from_emulated_stop(*target);
+      if (syscall(SYS_tgkill, target->pid, target->tid, SIGKILL) != 0 && errno != ESRCH) {
+        return Status::from_errno(errno, "killing a thread for an emulated ptrace");
       }
       return answer_in_place(t, 0);
     default:
@@ -236,7 +419,6 @@ Status RecordSession::emulate_ptrace(Thread& t) {
   }
 
   // The requests that read a stopped tracee.
-  bool stopped = ours && target->emulated_stop_status != 0;
   switch (request) {
     case PTRACE_GETREGS: {
       if (!stopped) {
@@ -325,8 +507,9 @@ Result<bool> RecordSession::emulate_wait_for_ptrace_stop(Thread& t) {
   bool any_tracee = false;
   for (auto& [tid, other] : threads_) {
     Thread* tracer = other->emulated_tracer ? find(other->emulated_tracer) : nullptr;
-    if (tracer == nullptr || tracer->pid != t.pid || (wanted != -1 && wanted != tid)) {
-      continue;
+    if (tracer == nullptr || tracer->pid != t.pid || (wanted != -1 && wanted != tid) ||
+        other->state == Thread::State::kExiting) {
+      continue;  // an exiting tracee's end is the kernel's to report
     }
     any_tracee = true;
     if (other->emulated_stop_status != 0 && !other->emulated_stop_reported) {
@@ -343,10 +526,25 @@ Result<bool> RecordSession::emulate_wait_for_ptrace_stop(Thread& t) {
       REPRO_RETURN_IF_ERROR(answer_in_place(t, 0));
       return true;
     }
-    // Waiting for a running tracee's next stop or exit is not emulated.
-    warn_once("ptrace wait", "the program waits for a thread it traces with ptrace to stop "
-                             "again; repro does not emulate that: the wait failed with ECHILD");
-    REPRO_RETURN_IF_ERROR(answer_in_place(t, -ECHILD));
+    if (t.tracee_wait_gives_up) {
+      // Nothing recorded can run, and so nothing can stop: a stop the
+      // program waits for would come from a request repro refused.
+      t.tracee_wait_gives_up = false;
+      warn_once("ptrace wait", "the program waits for a thread it traces with ptrace to stop, "
+                               "but every thread is stopped or waiting: the wait failed with "
+                               "ECHILD");
+      REPRO_RETURN_IF_ERROR(answer_in_place(t, -ECHILD));
+      return true;
+    }
+    // Blocks until a tracee stops or ends (wake_waiting_tracers). Its entry
+    // is logged: replay takes it into this syscall, where it stands while
+    // the others run.
+    if (!t.entered_logged) {
+      REPRO_RETURN_IF_ERROR(log_entered(t));
+    }
+    t.held_for_tracee = true;
+    t.state = Thread::State::kHeld;
+    release_cpu(t);
     return true;
   }
   if (!(options & WNOWAIT)) {

@@ -58,6 +58,10 @@ constexpr auto kFlushInterval = std::chrono::milliseconds(250);
 
 bool is_exit(int number) { return number == SYS_exit || number == SYS_exit_group; }
 
+// The job-stop signals and SIGCONT: their delivery-stop is part of job control and is
+// left as it comes.
+bool is_stop_signal(int signal) { return os::is_job_stop_signal(signal) || signal == SIGCONT; }
+
 // Syscalls replay executes for real, in trace order. One that ran in the
 // kernel while other threads ran user code could have seen or changed the
 // address space (or, for fork, memory) at a moment replay cannot
@@ -268,6 +272,10 @@ void RecordSession::schedule_next() {
     if (t->held_for_output) {
       t->held_for_output = false;
       status = enter_syscall(*t);
+    } else if (t->held_for_tracee) {
+      status = retry_wait_for_ptrace_stop(*t);
+    } else if (t->signal_to_deliver != 0) {
+      status = deliver_signal_from_emulated_tracer(*t);
     } else {
       status = resume_user(*t);
     }
@@ -319,6 +327,8 @@ std::vector<uint64_t> RecordSession::stack_pointers(const Thread& t, uint64_t rs
                other->state == Thread::State::kHeld || other->state == Thread::State::kExiting ||
                other->state == Thread::State::kStarting) {
       pointers.push_back(other->syscall_entry_sp);  // a new thread's: its clone's stack
+    } else if (other->state == Thread::State::kJobStopped) {
+      pointers.push_back(other->job_stop_sp);
     } else if (auto regs = os::get_registers(tid); regs.is_ok()) {
       pointers.push_back(regs->rsp);
     }
@@ -401,6 +411,7 @@ Result<RecordOutcome> RecordSession::run() {
   }
   RecordOutcome outcome;
   outcome.wait_status = root_wait_status_;
+  outcome.leftovers_stopped = leftovers_stopped_;
   outcome.event_count = writer_->event_count();
   outcome.interrupted = control_signals_ >= 2;
   outcome.tsc_mode = patch_rdtsc_ ? format::TscMode::kPatch : format::TscMode::kTrap;
@@ -414,6 +425,11 @@ Result<RecordOutcome> RecordSession::run() {
 }
 
 Status RecordSession::handle_control_signal(int signal) {
+  if (root_gone_at_) {
+    // The program has ended: Ctrl-C is for what it left running.
+    stop_leftovers_if_due(/*immediately=*/true);
+    return Status::ok();
+  }
   ++control_signals_;
   if (control_signals_ == 1) {
     // First Ctrl-C or SIGTERM: the program decides what it means.
@@ -431,6 +447,8 @@ Result<RecordSession::StepResult> RecordSession::step() {
     return StepResult::kDone;
   }
   expire_exit_holds();
+  stop_leftovers_if_due(/*immediately=*/false);
+  end_stuck_tracer_waits();
   schedule_next();
 
   auto now = std::chrono::steady_clock::now();
@@ -580,6 +598,14 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     // restart_syscall, which continues it): the trace goes on with it as
     // if nothing happened.
     t.restarting = false;
+    if (t.tracee_wait_interrupted) {
+      // A wait broken off because a thread it traces stopped (emulated):
+      // answered when it is scheduled (record_ptrace.cc).
+      t.tracee_wait_interrupted = false;
+      t.held_for_tracee = true;
+      make_ready(t);
+      return Status::ok();
+    }
     if (t.entered_logged) {
       return resume_in_kernel(t);  // its entry is logged, its CPU passed on
     }
@@ -830,6 +856,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     }
   }
   REPRO_RETURN_IF_ERROR(log_handover_order(t));
+  t.tracee_wait_interrupted = false;  // it ended before the interrupt could
   std::vector<pid_t> unheld = output_order_.end(t.tid);
   if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
     REPRO_RETURN_IF_ERROR(log_mapped_file(t, static_cast<int>(t.args[4]), static_cast<uint64_t>(result)));
@@ -845,6 +872,15 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     event_.syscall_flags |= format::kSyscallExecuted;
   }
   REPRO_RETURN_IF_ERROR(recorder_.capture(t.tid, t.pid, &event_));
+  if (event_.syscall_flags & format::kSyscallEffectsUnknown) {
+    // Said while recording, so the user learns before trying to replay.
+    std::string name = syscalls::syscall_name(t.syscall_number);
+    std::string what =
+        t.syscall_number == SYS_ioctl ? fmt::format("{} (request {:#x})", name, t.args[1]) : name;
+    warn_once(
+        "effects unknown: " + name,
+        fmt::format("{} has effects repro does not record; replay will refuse this trace", what));
+  }
   if (t.syscall_number == SYS_mmap && result >= 0 && (t.args[3] & MAP_SHARED) &&
       !(t.args[3] & MAP_ANONYMOUS)) {
     shared_file_mapped_ = true;
@@ -856,6 +892,11 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   REPRO_RETURN_IF_ERROR(log(event_));
   wake_held(unheld);  // after this event: their output comes after its
   REPRO_RETURN_IF_ERROR(patch_code_made_executable(t, result));
+  if (result == 0 && (t.syscall_number == SYS_execve || t.syscall_number == SYS_execveat) &&
+      stop_after_exec_for_emulated_tracer(t)) {
+    t.entered_logged = false;
+    return Status::ok();
+  }
   bool was_current = current_ == t.tid;
   t.entered_logged = false;
   if (!was_current) {
@@ -963,9 +1004,13 @@ Status RecordSession::log_exec(Thread& thread, bool first_exec) {
   event_.clear();
   event_.kind = format::EventKind::kExec;
   event_.thread = thread.index;
-  event_.path = thread.exec_filename;
+  // The kernel's own name for the file (execveat's "/dev/fd/N/..."), and
+  // the argv it built (a script's interpreter first): what replay must lay
+  // out on the new stack.
+  event_.path = auxv.execfn.empty() ? thread.exec_filename : auxv.execfn;
   event_.content_id = *content_id;
   event_.random_bytes = auxv.random_bytes;
+  event_.data = auxv.argv;
   REPRO_RETURN_IF_ERROR(log(event_));
   patcher_.note_exec(thread.pid);
   // The program and ld.so, mapped by the kernel. The first exec has no
@@ -992,7 +1037,7 @@ Status RecordSession::patch_code_made_executable(Thread& t, int64_t result) {
   if (!patch_rdtsc_ || result < 0) {
     return Status::ok();
   }
-  if (t.syscall_number == SYS_execve) {
+  if (t.syscall_number == SYS_execve || t.syscall_number == SYS_execveat) {
     std::vector<patch::PatchedFile> files = std::move(t.exec_patches);
     t.exec_patches.clear();
     return log_rdtsc_patches(t, files);
@@ -1031,9 +1076,9 @@ Status RecordSession::on_exit_event(Thread& t) {
     event_.exit_status = static_cast<int32_t>(status);
     bool killed_by_exec = false;
     for (const auto& [tid, other] : threads_) {
-      killed_by_exec |= tid != t.tid && other->pid == t.pid &&
-                        other->state == Thread::State::kInSyscall &&
-                        other->syscall_number == SYS_execve;
+      killed_by_exec |=
+          tid != t.tid && other->pid == t.pid && other->state == Thread::State::kInSyscall &&
+          (other->syscall_number == SYS_execve || other->syscall_number == SYS_execveat);
     }
     if (killed_by_exec) {
       deferred_exits_[t.pid].push_back(event_);
@@ -1046,6 +1091,9 @@ Status RecordSession::on_exit_event(Thread& t) {
   t.held_for_output = false;
   std::erase(ready_, t.tid);
   release_emulated_tracees(t.tid);
+  if (t.emulated_tracer != 0) {
+    wake_waiting_tracers(t.emulated_tracer);  // its end is for the kernel to report
+  }
   wake_held(output_order_.end(t.tid));
   REPRO_RETURN_IF_ERROR(release_vfork_parent(t.tid));
   // A thread group leader is reaped only after its last thread, so it
@@ -1085,6 +1133,9 @@ Status RecordSession::on_gone(pid_t tid, int wait_status) {
   release_cpu(*t);
   threads_.erase(tid);
   wake_held(output_order_.end(tid));
+  if (tid == root_pid_) {
+    on_root_gone();
+  }
   return Status::ok();
 }
 
@@ -1092,6 +1143,12 @@ Status RecordSession::on_event_stop(Thread& t, int signal) {
   if (t.state == Thread::State::kStarting) {
     make_ready(t);
     return Status::ok();
+  }
+  if (t.state == Thread::State::kJobStopped) {
+    return os::is_job_stop_signal(signal) ? listen(t) : end_job_stop(t);
+  }
+  if (os::is_job_stop_signal(signal)) {
+    return begin_job_stop(t);
   }
   if (t.interrupt_requested) {
     t.interrupt_requested = false;
@@ -1107,8 +1164,40 @@ Status RecordSession::on_event_stop(Thread& t, int signal) {
     }
     return Status::ok();
   }
-  (void)signal;  // a group-stop (SIGSTOP and friends): keep the thread going
   return t.state == Thread::State::kInSyscall ? resume_in_kernel(t) : resume_user(t);
+}
+
+// Job control. A thread in a group-stop must stay stopped until SIGCONT,
+// as the program (a shell, a debugger, a test) expects: PTRACE_CONT would
+// run it on. PTRACE_LISTEN keeps it stopped, yet lets the kernel report
+// the stop's end (a PTRACE_EVENT_STOP whose signal is no stop signal).
+// Meanwhile the thread holds no CPU, and is neither ready nor readable.
+
+Status RecordSession::begin_job_stop(Thread& t) {
+  t.interrupt_requested = false;  // the group-stop served our interrupt too
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  t.job_stop_sp = t.state == Thread::State::kInSyscall ? t.syscall_entry_sp : regs.rsp;
+  t.state_before_job_stop =
+      t.state == Thread::State::kInSyscall ? Thread::State::kInSyscall : Thread::State::kRunning;
+  std::erase(ready_, t.tid);
+  release_cpu(t);
+  t.state = Thread::State::kJobStopped;
+  return listen(t);
+}
+
+Status RecordSession::listen(Thread& t) {
+  if (ptrace(PTRACE_LISTEN, t.tid, nullptr, 0) != 0) {
+    return os::ptrace_error(errno, "keeping a stopped thread stopped", t.tid);
+  }
+  return Status::ok();
+}
+
+Status RecordSession::end_job_stop(Thread& t) {
+  if (t.state_before_job_stop == Thread::State::kInSyscall) {
+    return resume_in_kernel(t);
+  }
+  make_ready(t);
+  return Status::ok();
 }
 
 Status RecordSession::emulate_rdtsc(Thread& t, int signal, bool* handled) {
@@ -1134,17 +1223,6 @@ Status RecordSession::emulate_rdtsc(Thread& t, int signal, bool* handled) {
   return resume_user(t);
 }
 
-namespace {
-
-// Signals whose default action stops the process, and SIGCONT: their
-// delivery-stop is part of job control and is left as it comes.
-bool is_stop_signal(int signal) {
-  return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU ||
-         signal == SIGCONT;
-}
-
-}  // namespace
-
 Status RecordSession::on_signal(Thread& t, int signal) {
   REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
   if (signal == SIGSEGV || signal == SIGILL) {
@@ -1154,6 +1232,21 @@ Status RecordSession::on_signal(Thread& t, int signal) {
       return Status::ok();
     }
   }
+  bool reraised = t.reraised_signal && signal == t.reraised_signal->si_signo;
+  bool let_through = signal == t.signal_let_through;
+  t.signal_let_through = 0;
+  if (t.emulated_tracer != 0 && !reraised && !let_through) {
+    // Traced by a recorded thread: its tracer sees the signal first, and
+    // says with its PTRACE_CONT whether the thread gets it.
+    t.emulated_signal = info;
+    t.emulated_signal_is_pending = true;
+    park_for_emulated_tracer(t, (signal << 8) | 0x7f);
+    return Status::ok();
+  }
+  return deliver_signal(t, signal, info);
+}
+
+Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
   bool synchronous = info.si_code > 0 && (signal == SIGSEGV || signal == SIGBUS ||
                                           signal == SIGILL || signal == SIGFPE ||
                                           signal == SIGTRAP || signal == SIGSYS);

@@ -29,6 +29,7 @@
 #include <utility>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -55,6 +56,9 @@ namespace repro::tracer {
 /// of files/. Too small shows as reports that say the trace holds no copy
 /// of the page; too large, as traces that grow by the budget.
 constexpr uint64_t kDefaultSnapshotBudgetBytes = uint64_t{16} << 20;
+/// Long enough for a program's children to finish their exit after it,
+/// short enough that a daemon does not keep a CI job waiting.
+constexpr std::chrono::milliseconds kDefaultLinger{10000};
 
 struct RecordOptions {
   std::string trace_dir;                 // must not exist yet
@@ -66,10 +70,17 @@ struct RecordOptions {
   std::function<void(const std::string&)> on_warning;
   /// Bytes of page copies that preempt events may carry in all (0: none).
   uint64_t snapshot_budget_bytes = kDefaultSnapshotBudgetBytes;
+  /// How long processes the program leaves running (daemons, stopped
+  /// children) are still recorded once its first process is gone, before
+  /// repro stops them with SIGKILL; nullopt: for as long as they run.
+  std::optional<std::chrono::milliseconds> linger = kDefaultLinger;
+  /// Called with a line about the recording's progress (leftover processes).
+  std::function<void(const std::string&)> on_notice;
 };
 
 struct RecordOutcome {
   int wait_status = 0;        // raw wait status of the program's first process
+  size_t leftovers_stopped = 0;  // processes repro killed once linger ran out
   uint64_t event_count = 0;
   bool interrupted = false;   // repro was told to stop; the trace is incomplete
   format::TscMode tsc_mode = format::TscMode::kTrap;
@@ -114,6 +125,8 @@ class RecordSession {
   Status on_exit_event(Thread& t);
   Status on_event_stop(Thread& t, int signal);
   Status on_signal(Thread& t, int signal);
+  /// Delivers `signal` (siginfo `info`) to t at its signal-delivery-stop.
+  Status deliver_signal(Thread& t, int signal, siginfo_t info);
   Status on_gone(pid_t tid, int wait_status);
   Status finish_step_into_handler(Thread& t, int wait_status, bool* consumed);
 
@@ -145,15 +158,39 @@ class RecordSession {
   /// what an mmap or mprotect made executable, or log an exec's patches.
   Status patch_code_made_executable(Thread& t, int64_t result);
 
+  // Job control: a group-stop lasts until SIGCONT.
+  Status begin_job_stop(Thread& t);
+  Status listen(Thread& t);
+  Status end_job_stop(Thread& t);
+
   // ptrace between recorded threads (record_ptrace.cc).
   /// Emulates t's ptrace() at its entry: answers it in place and logs it.
   Status emulate_ptrace(Thread& t);
+  Status emulate_traceme(Thread& t, const std::function<Status(int)>& refuse);
+  /// The tracer's CONT or DETACH of `target` with `signal` (0: none).
+  Status pass_on_signal(Thread& target, int signal);
   /// At the entry of t's wait4/waitid: if it waits for a thread it traces
   /// (emulated), answers in place with that thread's stop and returns true.
   Result<bool> emulate_wait_for_ptrace_stop(Thread& t);
   /// clone(CLONE_UNTRACED) loses the flag in `regs`: the child is recorded.
   void strip_clone_untraced(Thread& t, os::Registers& regs);
   void stop_for_emulated_tracer(Thread& target, int wait_status);
+  /// Stops t, at a ptrace-stop of ours, for its emulated tracer: it gives
+  /// up the CPU, and a wait of its tracer reports `wait_status`.
+  void park_for_emulated_tracer(Thread& t, int wait_status);
+  /// Lets the threads of `tracer_tid`'s process that wait for a tracee to
+  /// stop look again.
+  void wake_waiting_tracers(pid_t tracer_tid);
+  /// A scheduled thread that its tracer let go with a signal: delivers it.
+  Status deliver_signal_from_emulated_tracer(Thread& t);
+  /// When nothing can run but tracers waiting for a tracee to stop, their
+  /// waits fail (ECHILD) rather than the recording hang.
+  void end_stuck_tracer_waits();
+  /// A scheduled tracer held in its wait: answers it, or lets the kernel.
+  Status retry_wait_for_ptrace_stop(Thread& t);
+  /// A successful exec of a thread attached by TRACEME or ATTACH stops it
+  /// with SIGTRAP. Returns true if t is stopped so.
+  bool stop_after_exec_for_emulated_tracer(Thread& t);
   Result<os::Registers> registers_for_emulated_tracer(Thread& target);
   void release_from_emulated_stop(Thread& target);
   /// A tracer's exit detaches its tracees, as the kernel does.
@@ -164,6 +201,14 @@ class RecordSession {
   Status answer_in_place(Thread& t, int64_t result);
   /// Passes `message` to RecordOptions::on_warning the first time `key` is seen.
   void warn_once(const std::string& key, const std::string& message);
+
+  // Processes left running once the program's first process is gone
+  // (record_leftovers.cc).
+  /// Notes that the first process is gone; names the leftovers, if any.
+  void on_root_gone();
+  /// Stops the leftovers with SIGKILL once `linger` has run out, or at once
+  /// if `immediately` (Ctrl-C after the program's end).
+  void stop_leftovers_if_due(bool immediately);
 
   // Priority-inheritance futexes (record_pi_futex.cc, see pi_futex.h).
   /// Lets t into its FUTEX_LOCK_PI and waits until it blocks (or returns)
@@ -228,6 +273,8 @@ class RecordSession {
   uint32_t next_index_ = 0;
   pid_t root_pid_ = 0;
   int root_wait_status_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> root_gone_at_;
+  size_t leftovers_stopped_ = 0;
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
   bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
   format::Event event_;       // reused to avoid allocation per event

@@ -23,8 +23,17 @@ struct RecordSession::Thread {
   uint32_t index = 0;
   // kHeld: stopped at a syscall's entry until OutputOrder lets it in.
   // kEmulatedStop: stopped by another recorded thread's (emulated) ptrace.
-  enum class State { kStarting, kReady, kRunning, kInSyscall, kExiting, kHeld, kEmulatedStop }
-      state = State::kStarting;
+  // kJobStopped: in a group-stop (SIGSTOP and friends) until SIGCONT.
+  enum class State {
+    kStarting,
+    kReady,
+    kRunning,
+    kInSyscall,
+    kExiting,
+    kHeld,
+    kEmulatedStop,
+    kJobStopped
+  } state = State::kStarting;
   bool entered_logged = false;
   bool interrupt_requested = false;
   bool exit_logged = false;
@@ -50,6 +59,11 @@ struct RecordSession::Thread {
   pid_t vfork_child = 0;        // set while this thread waits in vfork for this child
   bool vfork_exit_held = false;  // its vfork returned; logged once the child execs or exits
   int syscall_number = -1;
+  // While kJobStopped: the state it goes back to when SIGCONT ends the
+  // stop (kInSyscall: a syscall the stop broke into; else it waits for the
+  // CPU), and its rsp at the stop (its registers cannot be read meanwhile).
+  State state_before_job_stop = State::kRunning;
+  uint64_t job_stop_sp = 0;
   // The recorded thread that traces this one (record_ptrace.cc), 0 if none;
   // the wait status of its emulated stop (0: not stopped), and whether a
   // wait of its tracer has reported that stop.
@@ -57,6 +71,24 @@ struct RecordSession::Thread {
   os::Registers entry_regs{};  // at its last syscall entry (emulated GETREGS in the kernel)
   int emulated_stop_status = 0;
   bool emulated_stop_reported = false;
+  // Attached by TRACEME or ATTACH (not SEIZE): a successful exec stops it
+  // with SIGTRAP, as the kernel does.
+  bool emulated_exec_sigtrap = false;
+  bool emulated_exitkill = false;  // PTRACE_O_EXITKILL: its tracer's end kills it
+  // The signal of its emulated stop (GETSIGINFO). Pending: t stands at its
+  // real delivery-stop, and its tracer passes it on (signal_to_deliver,
+  // delivered when t next runs) or drops it. Otherwise (the SIGSTOP of an
+  // attach, the SIGTRAP after exec) a signal passed on is sent anew, and
+  // signal_let_through lets it past the tracer when it arrives.
+  std::optional<siginfo_t> emulated_signal;
+  bool emulated_signal_is_pending = false;
+  int signal_to_deliver = 0;
+  int signal_let_through = 0;
+  // A tracer at the entry of a wait4/waitid that waits for a traced thread
+  // to stop: it runs again, to answer, when one does or one is gone.
+  bool held_for_tracee = false;
+  bool tracee_wait_gives_up = false;  // nothing else can run: it fails (ECHILD)
+  bool tracee_wait_interrupted = false;  // its kernel wait broken off for a tracee's stop
   // Held at its syscall's entry by OutputOrder (it enters when scheduled),
   // and until when, for an exit_group or execve waiting on a writer.
   bool held_for_output = false;

@@ -30,6 +30,9 @@ class SyscallRecorder {
   Status capture_table_effects(pid_t tid, format::Event* event);
   Status capture_failure_effects(pid_t tid, format::Event* event);
   Status capture_custom_effects(pid_t tid, int arg_index, format::Event* event);
+  Status capture_ioctl_effects(pid_t tid, format::Event* event);
+  Status capture_ipc_ctl_effects(pid_t tid, format::Event* event);
+  Status capture_keyctl_effects(pid_t tid, format::Event* event);
   Status capture_output(pid_t tid, pid_t pid, format::Event* event);
   Status add_write(pid_t tid, uint64_t address, uint64_t length, format::Event* event);
 

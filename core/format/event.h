@@ -46,8 +46,11 @@ enum class EventKind : uint8_t {
   /// A new thread or process appeared: thread is the new index, parent_thread
   /// the creator, recorded_tid its kernel tid, clone_flags how it was made.
   kThreadStart = 6,
-  /// The thread finished exec: path (the new program as the tracee named it),
-  /// content_id (its copy in the trace's files/), random_bytes (AT_RANDOM).
+  /// The thread finished exec: path (the file name the kernel used, as in
+  /// AT_EXECFN: "/dev/fd/N/..." for execveat of a dirfd or fd), content_id
+  /// (the copy in the trace's files/ of the image that runs: the interpreter
+  /// of a script), random_bytes (AT_RANDOM), data (the new image's argv
+  /// strings, each followed by a NUL: for a script, as the kernel rewrote it).
   kExec = 7,
   /// The thread exited: exit_status is the raw wait status.
   kThreadExit = 8,
@@ -148,7 +151,7 @@ struct Event {
   // kThreadExit
   int32_t exit_status = 0;
 
-  // kSyscallBatch
+  // kSyscallBatch, kExec
   std::string data;
 
   /// Resets every field, keeping allocated capacity.

@@ -64,7 +64,7 @@ size_t encoded_bound(const Event& event) {
       break;
     case EventKind::kExec:
       bound += string_bound(event.path) + string_bound(event.content_id) +
-               string_bound(event.random_bytes);
+               string_bound(event.random_bytes) + string_bound(event.data);
       break;
     case EventKind::kMappedFile:
       bound += string_bound(event.path) + string_bound(event.content_id);
@@ -204,6 +204,7 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
       p = put_bytes(p, event.path);
       p = put_bytes(p, event.content_id);
       p = put_bytes(p, event.random_bytes);
+      p = put_bytes(p, event.data);
       break;
     case EventKind::kThreadExit:
       p = put_varint64(p, static_cast<uint32_t>(event.exit_status));
@@ -550,6 +551,7 @@ bool FrameDecoder::decode_event(Event* event) {
       REPRO_DECODE(bytes(&event->path, "path length"));
       REPRO_DECODE(bytes(&event->content_id, "content id length"));
       REPRO_DECODE(bytes(&event->random_bytes, "random bytes length"));
+      REPRO_DECODE(bytes(&event->data, "argv length"));
       break;
     case EventKind::kThreadExit:
       REPRO_DECODE(varint32(&u32, "bad exit status"));

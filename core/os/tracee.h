@@ -55,6 +55,12 @@ enum class SignalDisposition { kCaught, kIgnored, kDefault };
 /// to SIG_IGN, or ignored by default), or the default action (terminate,
 /// stop). Read from /proc/TID/status.
 Result<SignalDisposition> signal_disposition(pid_t tid, int signal);
+/// True for the signals whose default action stops the process (SIGSTOP,
+/// SIGTSTP, SIGTTIN, SIGTTOU): a PTRACE_EVENT_STOP carrying one is a
+/// group-stop.
+inline bool is_job_stop_signal(int signal) {
+  return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
+}
 /// True if a signal is pending for `tid` (or its process) and not blocked.
 Result<bool> has_deliverable_signal(pid_t tid);
 

@@ -29,12 +29,15 @@ repro_scenario_program(scenario_divergence_getpid divergence_program.c)
 target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
 repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
+# exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
+repro_scenario_program(scenario_exec_mount_namespace exec_mount_namespace_program.c)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
 target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
+repro_scenario_program(scenario_unknown_effects unknown_effects_program.c)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
 set(REPRO_SCENARIOS
@@ -42,9 +45,11 @@ set(REPRO_SCENARIOS
   "bad_input 300"
   "divergence_report 120"
   "doctor 120"
+  "exec_mount_namespace 120"
   "interrupted_recording 300"
   "isolation 120"
   "jit_rdtsc 120"
+  "leftover_processes 180"
   "lost_update_20_of_20 600"
   "memory_divergence 120"
   "output_divergence 120"
@@ -55,6 +60,8 @@ set(REPRO_SCENARIOS
   "replay_after_files_deleted 120"
   "replay_from_noexec_mount 300"
   "sched_yield_turns 300"
+  "shell_scripts 300"
+  "unknown_effects_warning 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)
   separate_arguments(entry)

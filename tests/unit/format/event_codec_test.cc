@@ -111,6 +111,7 @@ std::vector<Event> one_of_each_kind() {
   e.thread = 8;
   e.path = "/usr/bin/env";
   e.content_id = "00112233445566778899aabbccddeeff";
+  e.data = std::string("/bin/sh\0./script\0-x\0", 21);
   e.random_bytes =
       std::string("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f", 16);
   events.push_back(e);

@@ -128,6 +128,7 @@ inline void make_event(uint64_t index, Event* event) {
     event->kind = EventKind::kExec;
     event->path = "/usr/bin/true";
     event->content_id = "0123456789abcdef0123456789abcdef";
+    event->data = std::string("/usr/bin/true\0", 14);
     event->random_bytes = rng.bytes(16);
   } else if (pick < 96) {
     event->kind = EventKind::kThreadExit;

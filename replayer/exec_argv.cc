@@ -1,0 +1,42 @@
+#include "replayer/exec_argv.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/syscall.h>
+
+namespace repro::replayer {
+
+std::vector<std::string> split_exec_argv(const std::string& data) {
+  std::vector<std::string> argv;
+  size_t start = 0;
+  while (start < data.size()) {
+    size_t end = data.find('\0', start);
+    if (end == std::string::npos) {
+      end = data.size();
+    }
+    argv.push_back(data.substr(start, end - start));
+    start = end + 1;
+  }
+  return argv;
+}
+
+std::string kernel_exec_name(int syscall_number, int dirfd, const std::string& path) {
+  // As the kernel's alloc_bprm() names it.
+  if (syscall_number != SYS_execveat || dirfd == AT_FDCWD || path.starts_with('/')) {
+    return path;
+  }
+  if (path.empty()) {
+    return fmt::format("/dev/fd/{}", dirfd);
+  }
+  return fmt::format("/dev/fd/{}/{}", dirfd, path);
+}
+
+size_t common_tail(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[a.size() - 1 - n] == b[b.size() - 1 - n]) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace repro::replayer
