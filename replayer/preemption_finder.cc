@@ -176,6 +176,43 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
   std::optional<MemoryFinding> start_memory;
   std::optional<MemoryFinding> last_memory;
   uint64_t checked_visits = 0;
+  // The page that differed at the last visit whose registers matched, and
+  // that finding. In a loop whose registers repeat (an interpreter's), the
+  // next visits usually differ there too, and one page costs far less to
+  // check than all writable memory. Only a page that holds no dead stack,
+  // whose hash is then the one hash_writable_memory gives it.
+  std::optional<uint64_t> quick_page;
+  std::optional<MemoryFinding> quick_finding;
+  std::optional<std::vector<os::Mapping>> mappings;  // the process's, read once
+  auto may_check_alone = [&](uint64_t page, const std::vector<uint64_t>& stack_pointers) {
+    if (!mappings) {
+      auto read = os::read_mappings(t.pid);
+      if (!read.is_ok()) {
+        return false;
+      }
+      mappings = std::move(*read);
+    }
+    for (const os::Mapping& mapping : *mappings) {
+      if (page >= mapping.start && page < mapping.end) {
+        return std::none_of(stack_pointers.begin(), stack_pointers.end(), [&](uint64_t sp) {
+          return sp >= mapping.start && sp <= mapping.end && page + os::kRedZoneBytes < sp;
+        });
+      }
+    }
+    return false;
+  };
+  // True if the page's hash is known to differ from the recorded one.
+  auto page_still_differs = [&](uint64_t page) {
+    auto recorded_page = std::lower_bound(
+        event.page_hashes.begin(), event.page_hashes.end(), page,
+        [](const format::PageHash& entry, uint64_t address) { return entry.address < address; });
+    auto bytes = os::read_memory(t.tid, page, kPage);
+    if (!bytes.is_ok()) {
+      return false;  // the full check says what is the matter
+    }
+    return recorded_page == event.page_hashes.end() || recorded_page->address != page ||
+           recorded_page->hash != os::page_hash(bytes->data());
+  };
   // `regs` are the thread's registers as they would be at the target.
   auto matches = [&](const os::Registers& regs) -> Result<bool> {
     std::string difference;
@@ -186,10 +223,14 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
       if (xstate_hash != event.extended_registers_hash) {
         difference = "FPU/SSE registers";
+      } else if (quick_page && page_still_differs(*quick_page)) {
+        difference = "writable memory";
+        last_memory = quick_finding;  // as found where that page last differed
       } else {
-        REPRO_ASSIGN_OR_RETURN(
-            os::WritableMemory memory,
-            os::hash_writable_memory(t.pid, stack_pointers(t, regs.rsp), trampoline));
+        std::vector<uint64_t> pointers = stack_pointers(t, regs.rsp);
+        REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory,
+                               os::hash_writable_memory(t.pid, pointers, trampoline));
+        quick_page.reset();
         if (memory.hash != event.memory_hash) {
           difference = "writable memory";
           // Found now, named only if replay diverges: most visits that
@@ -198,6 +239,11 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
             difference += fmt::format(" (hash {:#x}; the trace has no page hashes)", memory.hash);
           } else {
             last_memory = find_memory_difference(t, event, memory);
+            if (last_memory->difference.kind == MemoryDifference::Kind::kPage &&
+                may_check_alone(last_memory->difference.start, pointers)) {
+              quick_page = last_memory->difference.start;
+              quick_finding = last_memory;
+            }
           }
         }
       }

@@ -17,13 +17,6 @@
 #include <vector>
 
 namespace repro::os {
-namespace {
-
-// The x86-64 ABI lets a function use 128 bytes below its stack pointer.
-constexpr uint64_t kRedZoneBytes = 128;
-
-}  // namespace
-
 Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_t>& stack_pointers,
                                             uint64_t skipped_mapping, const PageVisitor& visit) {
   REPRO_ASSIGN_OR_RETURN(std::vector<Mapping> mappings, read_mappings(pid));

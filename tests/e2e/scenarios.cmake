@@ -53,6 +53,7 @@ set(REPRO_SCENARIOS
   "lost_update_20_of_20 600"
   "memory_divergence 120"
   "output_divergence 120"
+  "python_itimer_prof 900"
   "real_make 600"
   "real_python_threads 600"
   "real_shell_pipeline 300"
