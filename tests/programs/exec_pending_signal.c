@@ -6,7 +6,8 @@
  * order the kernel picks (printed), the real-time ones FIFO with their values. A second child blocks
  * SIGUSR2 and SIGTSTP and execs while its parent sends it both: whenever
  * they land (before, during or after the exec), the new image takes them
- * from its pending set. */
+ * from its pending set. A third child is sent SIGSTOP as it execs: it stops
+ * (in the old image, the exec or the new one) until SIGCONT. */
 #include "test_util.h"
 
 #include <signal.h>
@@ -130,6 +131,9 @@ int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "sent") == 0) {
     return after_exec_sent();
   }
+  if (argc == 2 && strcmp(argv[1], "stopped") == 0) {
+    return 0;
+  }
 
   pid_t child = fork();
   check(child >= 0);
@@ -173,6 +177,19 @@ int main(int argc, char **argv) {
   check(kill(child, SIGTSTP) == 0);
   wait_ok(child);
   say("child sent signals around its exec: exited 0\n");
+
+  child = fork();
+  check(child >= 0);
+  if (child == 0) {
+    exec_self("stopped");
+  }
+  check(kill(child, SIGSTOP) == 0);
+  int status;
+  check(waitpid(child, &status, WUNTRACED) == child);
+  check(WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP);
+  check(kill(child, SIGCONT) == 0);
+  wait_ok(child);
+  say("child sent SIGSTOP as it execs: stopped, continued, exited 0\n");
   finish();
   return 0;
 }
