@@ -120,7 +120,8 @@ Status fill_frame_slack(pid_t tid, uint64_t handler_rsp, const siginfo_t& info) 
   // Each part on its own: one that cannot be written (a red zone below a
   // small alternate stack's mapping) does not keep the others as they were.
   (void)fill_zeros(tid, std::max(handler_rsp - kRedZoneBytes, bottom), handler_rsp);
-  (void)fill_zeros(tid, handler_rsp + kReservedOffset, handler_rsp + kReservedOffset + kReservedBytes);
+  (void)fill_zeros(tid, handler_rsp + kReservedOffset,
+                   handler_rsp + kReservedOffset + kReservedBytes);
   (void)write_memory(tid, handler_rsp + kSiginfoOffset, &info, sizeof info);
   // RF, which the processor sets for a thread stopped inside a rep string
   // instruction, and which replay, reaching that point otherwise, lacks.
