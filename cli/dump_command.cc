@@ -19,6 +19,13 @@ void print_header(const format::TraceHeader& h, format::TraceState state) {
              h.cpu.stepping);
   fmt::print("# kernel {}  repro {}  seed {}  start {} ns\n", h.kernel_release, h.repro_version,
              h.seed, h.start_time_ns);
+  if (h.scheduler.policy == "chaos") {
+    fmt::print("# scheduler chaos: seed {} depth {} over {} points, slices from 1 to {} ms\n",
+               h.seed, h.scheduler.depth, h.scheduler.expected_points,
+               2 * h.scheduler.base_slice_ms - 1);
+  } else {
+    fmt::print("# scheduler {}: slices of {} ms\n", h.scheduler.policy, h.scheduler.base_slice_ms);
+  }
   fmt::print("# rdtsc {} (tsc mode {})\n",
              h.tsc_mode == format::TscMode::kPatch ? "patched in the program's code" : "trapped",
              format::tsc_mode_name(h.tsc_mode));

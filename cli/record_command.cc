@@ -1,6 +1,7 @@
 // `repro record [-o DIR] -- PROG [ARGS...]`: records PROG into a trace.
 
 #include <fmt/core.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -46,6 +47,15 @@ std::optional<std::optional<std::chrono::milliseconds>> parse_linger(const std::
   }
 }
 
+/// A seed for a run whose user gave none (from the kernel's generator).
+uint64_t random_seed() {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof seed, 0) != sizeof seed) {
+    seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  return seed;
+}
+
 class RecordCommand : public Command {
  public:
   void declare(CLI::App* sub) override {
@@ -62,6 +72,16 @@ class RecordCommand : public Command {
                     "diverges in memory can show the recorded bytes (0: none)")
         ->capture_default_str()
         ->check(CLI::Range(0, 65536));
+    sub->add_flag("--chaos", chaos_,
+                  "schedule threads with seeded random priorities (PCT-style) instead of round "
+                  "robin, to bring out orderings plain recording never shows");
+    sub->add_option("--seed", seed_, "the chaos policy's seed (default: a random one, printed)")
+        ->needs("--chaos");
+    sub->add_option("--depth", depth_,
+                    "the chaos policy's depth d: d - 1 priority change points per run")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100))
+        ->needs("--chaos");
     sub->add_option("--linger", linger_,
                     "seconds to go on recording the processes the program leaves running "
                     "(daemons, background jobs) after its first process exits, before stopping "
@@ -96,6 +116,12 @@ class RecordCommand : public Command {
     };
     options.snapshot_budget_bytes = snapshot_budget_mib_ << 20;
     options.linger = *parse_linger(linger_);
+    if (chaos_) {
+      options.chaos = true;
+      options.chaos_depth = depth_;
+      options.seed = seed_ ? *seed_ : random_seed();
+      fmt::print(stderr, "repro: chaos scheduling, seed {} (depth {})\n", options.seed, depth_);
+    }
     options.on_notice = [](const std::string& notice) {
       fmt::print(stderr, "repro: {}\n", notice);
     };
@@ -135,6 +161,9 @@ class RecordCommand : public Command {
   bool no_pin_ = false;
   uint64_t snapshot_budget_mib_ = tracer::kDefaultSnapshotBudgetBytes >> 20;
   std::string linger_ = "10";
+  bool chaos_ = false;
+  std::optional<uint64_t> seed_;
+  uint32_t depth_ = 3;
   std::vector<std::string> argv_;
 };
 

@@ -105,15 +105,15 @@ std::string describe_memory_finding(const MemoryFinding& finding, const AddressN
       return ", though every page has its recorded hash";
     case MemoryDifference::Kind::kMissing: {
       std::string there = range_name(d.start, d.end);
-      return fmt::format(": first at {:#x}: the recording had writable memory at {:#x}-{:#x} ({}) "
-                         "where replay has {}",
+      return fmt::format(": first at {:#x}: the recording had non-zero writable memory at "
+                         "{:#x}-{:#x} ({}) where replay has {}",
                          d.start, d.start, d.end, page_count(d.start, d.end),
-                         there.empty() ? "nothing mapped" : there);
+                         there.empty() ? "nothing mapped" : "zeros: " + there);
     }
     case MemoryDifference::Kind::kExtra: {
       std::string there = range_name(d.start, d.end);
-      return fmt::format(": first at {:#x}: replay has writable memory at {:#x}-{:#x} ({}{}) "
-                         "where the recording had none",
+      return fmt::format(": first at {:#x}: replay has non-zero writable memory at {:#x}-{:#x} "
+                         "({}{}) where the recording had zeros or nothing mapped",
                          d.start, d.start, d.end, page_count(d.start, d.end),
                          there.empty() ? "" : ": " + there);
     }

@@ -33,8 +33,8 @@ namespace repro::replayer {
 struct MemoryDifference {
   enum class Kind {
     kNone,     // the same pages with the same hashes
-    kMissing,  // the recording had pages [start, end) that replay does not
-    kExtra,    // replay has pages [start, end) that the recording did not
+    kMissing,  // the recording had non-zero pages [start, end) that replay does not
+    kExtra,    // replay has non-zero pages [start, end) that the recording did not
     kPage,     // the page at `start` (end = start + page) has another hash
   };
   Kind kind = Kind::kNone;

@@ -210,8 +210,11 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     if (!bytes.is_ok()) {
       return false;  // the full check says what is the matter
     }
-    return recorded_page == event.page_hashes.end() || recorded_page->address != page ||
-           recorded_page->hash != os::page_hash(bytes->data());
+    // A page of zeros may be left out of the list.
+    uint64_t want = recorded_page == event.page_hashes.end() || recorded_page->address != page
+                        ? os::zero_page_hash()
+                        : recorded_page->hash;
+    return want != os::page_hash(bytes->data());
   };
   // `regs` are the thread's registers as they would be at the target.
   auto matches = [&](const os::Registers& regs) -> Result<bool> {

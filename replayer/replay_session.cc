@@ -312,7 +312,11 @@ Status ReplaySession::check_syscall(ReplayThread& t, const format::Event& event)
 }
 
 Status ReplaySession::settle_after_step(ReplayThread& t) {
-  while (true) {
+  // Signals dropped on the way: a few strays (a replayed child's SIGCHLD)
+  // are normal; a signal that comes back at every step is a fault the
+  // step cannot get past, and waiting on would hang the replay.
+  constexpr int kMaxDroppedSignals = 1000;
+  for (int dropped = 0;; ++dropped) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
     if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_EXIT)) {
       stashed_stops_[t.tid].push_front(status);
@@ -326,46 +330,42 @@ Status ReplaySession::settle_after_step(ReplayThread& t) {
       t.where = ReplayThread::Where::kParked;
       return Status::ok();
     }
+    if (stop_event(status) == 0 && WSTOPSIG(status) == SIGSEGV) {
+      // The kernel could not write the handler's frame (an overflowed
+      // stack and no alternate one) and forced a SIGSEGV instead. The
+      // recording saw it as the thread's next signal: keep the stop for
+      // that event. Dropping it would refault forever.
+      REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
+      if (info.si_code == SI_KERNEL) {
+        stashed_stops_[t.tid].push_front(status);
+        t.where = ReplayThread::Where::kRunning;  // its next stop is the stashed one
+        return Status::ok();
+      }
+    }
+    if (dropped == kMaxDroppedSignals) {
+      t.where = ReplayThread::Where::kParked;
+      return diverged(t, "the step into the signal handler",
+                      describe_stop(status) + " at every step");
+    }
     // Another signal got in the way: drop it and keep stepping.
     REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
   }
 }
 
-Status ReplaySession::settle_in_group_stop(ReplayThread& t, int signal) {
-  // The recorded thread stopped right where the signal came and stayed
-  // there until SIGCONT; the group-stop's trap comes before any
-  // instruction runs, so the thread parks at that same point. Resuming it
-  // later ends the stop: the recorded schedule says when.
-  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_CONT, signal));
-  REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
-  if (!WIFSTOPPED(status) || is_stop_event(status, PTRACE_EVENT_EXIT)) {
-    stashed_stops_[t.tid].push_front(status);
-    t.where = ReplayThread::Where::kExiting;
-    return Status::ok();
-  }
-  if (is_stop_event(status, PTRACE_EVENT_STOP) && os::is_job_stop_signal(WSTOPSIG(status))) {
-    t.where = ReplayThread::Where::kParked;
-    return Status::ok();
-  }
-  // Something else came first: step on without running code, as after
-  // any other delivery.
-  REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
-  return settle_after_step(t);
-}
-
 Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_t& info,
                                      bool synchronous) {
   REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
-  if (disposition == os::SignalDisposition::kIgnored) {
-    // Delivering it would change nothing: leave the thread parked where it
-    // is, and the next resume drops the signal.
+  bool stops = disposition == os::SignalDisposition::kDefault && os::is_job_stop_signal(signal);
+  if (disposition == os::SignalDisposition::kIgnored || stops) {
+    // Delivering it would change nothing, or only stop the thread right
+    // here until SIGCONT, as the recorded one did (whether the kernel would
+    // stop it at all depends on its process group: SIGTSTP is discarded in
+    // an orphaned one). The recorded schedule says when it runs on: leave
+    // it parked where it is; the next resume drops the signal.
     t.where = ReplayThread::Where::kParked;
     return Status::ok();
   }
   REPRO_RETURN_IF_ERROR(os::set_siginfo(t.tid, info));
-  if (disposition == os::SignalDisposition::kDefault && os::is_job_stop_signal(signal)) {
-    return settle_in_group_stop(t, signal);
-  }
   std::string xstate;
   if (disposition == os::SignalDisposition::kCaught) {
     REPRO_ASSIGN_OR_RETURN(xstate, os::get_extended_registers(t.tid));

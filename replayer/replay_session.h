@@ -112,6 +112,8 @@ class ReplaySession {
                                   const std::string& content_id);
   Status execute_private_file_mmap(ReplayThread& t, const format::Event& event,
                                    const std::string& content_id);
+  /// An mmap of /dev/zero (kDevZeroContentId): maps /dev/zero itself.
+  Status execute_dev_zero_mmap(ReplayThread& t, const format::Event& event);
   /// Maps the file at `path` (opened with `open_flags`) for real as the
   /// mmap `event` did, in place of that mmap, at whose entry t is stopped.
   /// Returns mmap's result (or a failed open's); t is then parked at the
@@ -123,7 +125,11 @@ class ReplaySession {
   Status copy_file_into(ReplayThread& t, const std::string& path, uint64_t offset, uint64_t address,
                         uint64_t length);
   Status finish_executed_mmap(ReplayThread& t, uint64_t address);
-  Result<std::string> shared_file_for(const std::string& path, const std::string& content_id);
+  /// The scratch copy that shared mappings of recorded `path` map, made to
+  /// hold stored file `content_id` (mapped by an mmap of `length` bytes at
+  /// `offset`) if it held other content.
+  Result<std::string> shared_file_for(const std::string& path, const std::string& content_id,
+                                      uint64_t offset, uint64_t length);
   /// Runs one syscall of our choosing in the tracee. Requires: t is at a
   /// syscall-exit stop. Returns the syscall's result.
   Result<int64_t> inject_syscall(ReplayThread& t, int number, const std::array<uint64_t, 6>& args);
@@ -161,8 +167,6 @@ class ReplaySession {
   Result<int> wait_stop(ReplayThread& t);
   Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info, bool synchronous);
   Status settle_after_step(ReplayThread& t);
-  /// Delivers a stop signal with its default action: parks t in the group-stop.
-  Status settle_in_group_stop(ReplayThread& t, int signal);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
   /// The stack pointers of the threads of t's process, t's being `rsp`
   /// (os::hash_writable_memory leaves their dead stack out).

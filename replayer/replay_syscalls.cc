@@ -5,8 +5,10 @@
 #include <fmt/core.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +23,8 @@
 
 #include "core/base/scoped_fd.h"
 #include "core/format/file_util.h"
+#include "core/format/sparse_copy.h"
+#include "core/format/trace_format.h"
 #include "core/syscalls/syscall_table.h"
 #include "replayer/divergence.h"
 #include "replayer/replay_session.h"
@@ -54,6 +58,17 @@ bool installs_seccomp_filter(int number, const std::array<uint64_t, 6>& args) {
     return args[0] == SECCOMP_SET_MODE_STRICT || args[0] == SECCOMP_SET_MODE_FILTER;
   }
   return number == SYS_prctl && args[0] == PR_SET_SECCOMP;
+}
+
+// setrlimit or prlimit64 on the calling process, setting the limit of its
+// stack: where a growing stack faults depends on it, so replay must set it
+// too. (RLIMIT_AS counts too, but replay maps a few pages of its own, which
+// a tight limit would refuse; mmaps it refused when recorded are replayed
+// as failures anyway.)
+bool sets_stack_limit(int number, const std::array<uint64_t, 6>& args) {
+  uint64_t resource = number == SYS_setrlimit ? args[0] : args[1];
+  bool sets = number == SYS_setrlimit || (number == SYS_prlimit64 && args[0] == 0 && args[2] != 0);
+  return sets && resource == RLIMIT_STACK;
 }
 
 // Up to 40 bytes from `from` (near where two outputs first differ), as a C
@@ -137,6 +152,10 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
     // outrank TRACE), so the syscalls it answers never reached the recorder:
     // replay needs the same filter in the kernel to answer them alike.
     return execute(t, event);
+  }
+  if (sets_stack_limit(number, event.args)) {
+    REPRO_RETURN_IF_ERROR(execute(t, event));
+    return write_recorded_memory(t, event);  // prlimit64's old limit, as recorded
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(number);
   if (info != nullptr && info->policy == syscalls::ReplayPolicy::kExecute) {
@@ -323,22 +342,35 @@ Result<int64_t> ReplaySession::inject_syscall(ReplayThread& t, int number,
 }
 
 Result<std::string> ReplaySession::shared_file_for(const std::string& path,
-                                                   const std::string& content_id) {
+                                                   const std::string& content_id,
+                                                   uint64_t offset, uint64_t length) {
   auto& entry = shared_files_[path];
-  if (entry.first.empty()) {
+  const bool first = entry.first.empty();
+  if (first) {
     entry.first = fmt::format("{}/shared-{}", exec_paths_.dir(), shared_files_.size());
   }
   if (entry.second != content_id) {
-    // The file's content when it was mapped; existing shared mappings of
-    // it see the change, as they did when recorded.
+    // The file's content where this mmap maps it, when it mapped it;
+    // existing shared mappings of that part see the change, as they did
+    // when recorded. Only that range: the stored copy of a file over
+    // kWholeFileLimitBytes holds no more, and the rest of the scratch copy
+    // is what the replay made of it. Holes are not copied, so a 1 GiB
+    // sparse file costs what it holds.
     REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
-    std::error_code ec;
-    std::filesystem::copy_file(stored, entry.first,
-                               std::filesystem::copy_options::overwrite_existing, ec);
-    if (ec) {
-      return Status::error(StatusCode::kIoError, fmt::format("preparing shared file '{}': {}",
-                                                             entry.first, ec.message()));
+    ScopedFd source(::open(stored.c_str(), O_RDONLY | O_CLOEXEC));
+    ScopedFd dest(::open(entry.first.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    struct stat st;
+    if (!source.valid() || !dest.valid() || ::fstat(source.get(), &st) != 0) {
+      return Status::from_errno(errno, fmt::format("preparing shared file '{}'", entry.first));
     }
+    const auto size = static_cast<uint64_t>(st.st_size);
+    uint64_t from = 0, to = size;  // the first time: all the copy holds
+    if (!first) {
+      from = offset;
+      to = offset + ((length + 4095) & ~uint64_t{4095});
+    }
+    REPRO_RETURN_IF_ERROR(
+        format::copy_range_sparse(source.get(), size, from, to, dest.get(), entry.first));
     entry.second = content_id;
   }
   return entry.first;
@@ -386,7 +418,8 @@ Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Ev
                                                const std::string& content_id) {
   // Shared mappings of one file must share pages, as they did when
   // recorded: map a scratch copy of the file for real.
-  REPRO_ASSIGN_OR_RETURN(std::string path, shared_file_for(mapped_path_, content_id));
+  REPRO_ASSIGN_OR_RETURN(std::string path,
+                         shared_file_for(mapped_path_, content_id, event.args[5], event.args[1]));
   REPRO_ASSIGN_OR_RETURN(int64_t mapped, map_file_in_tracee(t, event, path, O_RDWR));
   const uint64_t address = static_cast<uint64_t>(event.result);
   if (static_cast<uint64_t>(mapped) != address) {
@@ -402,6 +435,19 @@ Status ReplaySession::execute_shared_file_mmap(ReplayThread& t, const format::Ev
   return finish_executed_mmap(t, address);
 }
 
+Status ReplaySession::execute_dev_zero_mmap(ReplayThread& t, const format::Event& event) {
+  // Zero-filled memory by another name: map /dev/zero itself, so the
+  // kernel makes of it what it made when recorded (anonymous memory if
+  // private, shared memory if shared).
+  REPRO_ASSIGN_OR_RETURN(int64_t mapped, map_file_in_tracee(t, event, "/dev/zero", O_RDWR));
+  const uint64_t address = static_cast<uint64_t>(event.result);
+  if (static_cast<uint64_t>(mapped) != address) {
+    return diverged(t, fmt::format("mmap of /dev/zero at {:#x}", address),
+                    fmt::format("mmap returned {}", describe_result(mapped)));
+  }
+  return finish_executed_mmap(t, address);
+}
+
 Status ReplaySession::execute_private_file_mmap(ReplayThread& t, const format::Event& event,
                                                 const std::string& content_id) {
   // The file may have changed or gone since: map the trace's copy of it.
@@ -409,9 +455,15 @@ Status ReplaySession::execute_private_file_mmap(ReplayThread& t, const format::E
   // they were when recorded, so a new process maps its libraries cheaply.
   REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
   std::error_code ec;
-  const std::string path = std::filesystem::absolute(stored, ec).string();
+  std::string path = std::filesystem::absolute(stored, ec).string();
   const uint64_t address = static_cast<uint64_t>(event.result);
   const uint64_t length = event.args[1];
+  if (shared_files_.count(mapped_path_) != 0) {
+    // The file is mapped shared too: its pages this mapping has not
+    // written show the stores made through the shared mappings, as they
+    // did when recorded, so map the same scratch copy.
+    REPRO_ASSIGN_OR_RETURN(path, shared_file_for(mapped_path_, content_id, event.args[5], length));
+  }
   REPRO_ASSIGN_OR_RETURN(int64_t mapped, map_file_in_tracee(t, event, path, O_RDONLY));
   if (static_cast<uint64_t>(mapped) != address) {
     // The copy cannot be mapped (a trace on a noexec file system refuses
@@ -442,6 +494,15 @@ Status ReplaySession::copy_file_into(ReplayThread& t, const std::string& path, u
   }
   std::vector<char> buffer(1 << 20);
   for (uint64_t done = 0; done < length;) {
+    // Holes of the copy are zeros, which the fresh mapping holds already.
+    off_t data = ::lseek(fd.get(), static_cast<off_t>(offset + done), SEEK_DATA);
+    if (data < 0 && errno == ENXIO) {
+      break;
+    }
+    if (data > static_cast<off_t>(offset + done)) {
+      done = static_cast<uint64_t>(data) - offset;
+      continue;
+    }
     ssize_t n = pread(fd.get(), buffer.data(), std::min<uint64_t>(buffer.size(), length - done),
                       static_cast<off_t>(offset + done));
     if (n < 0) {
@@ -475,6 +536,9 @@ Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) 
           fmt::format("event #{}: file mmap without its mapped-file event", event_index_));
     }
     const std::string content_id = std::exchange(t.mapped_content_id, "");
+    if (content_id == format::kDevZeroContentId) {
+      return execute_dev_zero_mmap(t, event);
+    }
     if (flags & MAP_SHARED) {
       return execute_shared_file_mmap(t, event, content_id);
     }

@@ -81,6 +81,7 @@ Status RecordSession::on_interrupted(Thread& t) {
       ran >= std::max<std::chrono::steady_clock::duration>(kMustPreemptAfter,
                                                           20 * policy_->time_slice())) {
     REPRO_RETURN_IF_ERROR(log_preempt(t));
+    policy_->on_preempted(t.index);
     release_cpu(t);
     make_ready(t);
     return Status::ok();

@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <tuple>
 
 #include "core/base/check.h"
+#include "core/format/trace_format.h"
 #include "core/os/auxv.h"
 #include "core/os/host_probe.h"
 #include "core/os/host_report.h"
@@ -34,6 +36,7 @@
 #include "core/syscalls/syscall_table.h"
 #include "core/seccomp/seccomp_filter.h"
 #include "tracer/pi_futex.h"
+#include "tracer/process_memory_writes.h"
 
 extern char** environ;
 
@@ -174,13 +177,26 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   header.cwd = std::filesystem::current_path(ec).string();
   header.exe_path = exe_path;
   header.seed = options.seed;
+  if (options.chaos) {
+    header.scheduler.policy = "chaos";
+    header.scheduler.depth = options.chaos_depth;
+    header.scheduler.expected_points = ChaosOptions{}.expected_points;
+  }
+  header.scheduler.base_slice_ms = static_cast<uint32_t>(options.time_slice.count());
   header.start_time_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::system_clock::now().time_since_epoch())
           .count());
   header.repro_version = REPRO_VERSION_TEXT;
   REPRO_ASSIGN_OR_RETURN(session->writer_, format::TraceWriter::create(options.trace_dir, header));
-  session->policy_ = make_round_robin_policy(options.time_slice);
+  if (options.chaos) {
+    session->policy_ = make_chaos_policy({.seed = options.seed,
+                                          .depth = options.chaos_depth,
+                                          .expected_points = header.scheduler.expected_points,
+                                          .base_slice = options.time_slice});
+  } else {
+    session->policy_ = make_round_robin_policy(options.time_slice);
+  }
 
   os::SpawnOptions spawn;
   spawn.exe_path = exe_path;
@@ -254,13 +270,18 @@ void RecordSession::release_cpu(Thread& t) {
   }
 }
 
+std::vector<uint32_t> RecordSession::ready_indices() {
+  std::vector<uint32_t> indices;
+  indices.reserve(ready_.size());
+  for (pid_t tid : ready_) {
+    indices.push_back(find(tid)->index);
+  }
+  return indices;
+}
+
 void RecordSession::schedule_next() {
   while (current_ == 0 && !ready_.empty()) {
-    std::vector<uint32_t> indices;
-    for (pid_t tid : ready_) {
-      indices.push_back(find(tid)->index);
-    }
-    size_t chosen = policy_->pick(indices);
+    size_t chosen = policy_->pick(ready_indices());
     pid_t tid = ready_[chosen];
     ready_.erase(ready_.begin() + static_cast<long>(chosen));
     Thread* t = find(tid);
@@ -741,29 +762,45 @@ void RecordSession::expire_exit_holds() {
   }
 }
 
-Status RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address) {
+Result<bool> RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address) {
   std::string fd_path = fmt::format("/proc/{}/fd/{}", t.pid, fd);
   std::error_code ec;
   std::string path = std::filesystem::read_symlink(fd_path, ec).string();
-  // Prefer the file's own name (it can be hard-linked into the trace)
-  // when it still names the same file; fall back to the open descriptor.
-  std::string source = fd_path;
   struct stat by_fd, by_name;
-  if (!ec && stat(fd_path.c_str(), &by_fd) == 0 && stat(path.c_str(), &by_name) == 0 &&
-      by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino) {
-    source = path;
+  if (stat(fd_path.c_str(), &by_fd) != 0) {
+    return Status::from_errno(errno, fmt::format("stat of mapped file '{}'", path));
   }
-  auto content_id = writer_->store_file(source);
-  if (!content_id.is_ok()) {
-    return content_id.status().context(fmt::format("storing mapped file '{}'", path));
+  std::string content_id;
+  if (S_ISCHR(by_fd.st_mode) && by_fd.st_rdev == makedev(1, 5)) {
+    // /dev/zero (character device 1:5 on every Linux): zero-filled
+    // memory, private or shared; replay maps /dev/zero itself.
+    content_id = format::kDevZeroContentId;
+  } else if (!S_ISREG(by_fd.st_mode)) {
+    // A device's or other special file's memory changes behind the
+    // program's back and cannot be stored: recorded, replay refuses it.
+    return false;
+  } else {
+    // Prefer the file's own name (it can be hard-linked into the trace)
+    // when it still names the same file; fall back to the open descriptor.
+    std::string source = fd_path;
+    if (!ec && stat(path.c_str(), &by_name) == 0 && by_fd.st_dev == by_name.st_dev &&
+        by_fd.st_ino == by_name.st_ino) {
+      source = path;
+    }
+    auto stored = writer_->store_mapped_range(source, t.args[5], t.args[1]);
+    if (!stored.is_ok()) {
+      return stored.status().context(fmt::format("storing mapped file '{}'", path));
+    }
+    content_id = *stored;
   }
   event_.clear();
   event_.kind = format::EventKind::kMappedFile;
   event_.thread = t.index;
   event_.path = path;
-  event_.content_id = *content_id;
+  event_.content_id = content_id;
   event_.result = static_cast<int64_t>(address);
-  return log(event_);
+  REPRO_RETURN_IF_ERROR(log(event_));
+  return true;
 }
 
 Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
@@ -819,6 +856,29 @@ Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
   return log(note);
 }
 
+Status RecordSession::note_write_to_process_memory(Thread& t, int64_t result) {
+  // Writes are looked at only once the program has opened a /proc/PID/mem
+  // file: until then it costs a readlink per open, not one per write.
+  const int number = t.syscall_number;
+  if (!proc_mem_opened_ && result >= 0 &&
+      (number == SYS_open || number == SYS_openat || number == SYS_openat2)) {
+    proc_mem_opened_ = proc_mem_owner(t.pid, static_cast<int>(result)).has_value();
+  }
+  if (!proc_mem_opened_ || result <= 0 || !writes_at_file_position(number)) {
+    return Status::ok();
+  }
+  std::optional<pid_t> owner = proc_mem_owner(t.pid, static_cast<int>(t.args[0]));
+  if (!owner) {
+    return Status::ok();
+  }
+  const Thread* owner_thread = find(*owner);
+  if (*owner == t.pid || (owner_thread != nullptr && owner_thread->pid == t.pid)) {
+    return capture_own_memory_write(t.tid, t.pid, &event_);
+  }
+  event_.syscall_flags |= format::kSyscallEffectsUnknown;  // another process's memory
+  return Status::ok();
+}
+
 Status RecordSession::release_vfork_parent(pid_t child_tid) {
   for (auto& [tid, parent] : threads_) {
     if (parent->vfork_child == child_tid) {
@@ -858,8 +918,11 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   REPRO_RETURN_IF_ERROR(log_handover_order(t));
   t.tracee_wait_interrupted = false;  // it ended before the interrupt could
   std::vector<pid_t> unheld = output_order_.end(t.tid);
+  bool mapped_unknown = false;
   if (t.syscall_number == SYS_mmap && result >= 0 && !(t.args[3] & MAP_ANONYMOUS)) {
-    REPRO_RETURN_IF_ERROR(log_mapped_file(t, static_cast<int>(t.args[4]), static_cast<uint64_t>(result)));
+    REPRO_ASSIGN_OR_RETURN(bool stored, log_mapped_file(t, static_cast<int>(t.args[4]),
+                                                         static_cast<uint64_t>(result)));
+    mapped_unknown = !stored;
   }
   event_.clear();
   event_.kind = format::EventKind::kSyscall;
@@ -872,6 +935,9 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     event_.syscall_flags |= format::kSyscallExecuted;
   }
   REPRO_RETURN_IF_ERROR(recorder_.capture(t.tid, t.pid, &event_));
+  if (mapped_unknown) {
+    event_.syscall_flags |= format::kSyscallEffectsUnknown;
+  }
   if (event_.syscall_flags & format::kSyscallEffectsUnknown) {
     // Said while recording, so the user learns before trying to replay.
     std::string name = syscalls::syscall_name(t.syscall_number);
@@ -889,6 +955,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
       (t.syscall_number == SYS_write || t.syscall_number == SYS_pwrite64)) {
     REPRO_RETURN_IF_ERROR(note_write_to_shared_file(t, result));
   }
+  REPRO_RETURN_IF_ERROR(note_write_to_process_memory(t, result));
   REPRO_RETURN_IF_ERROR(log(event_));
   wake_held(unheld);  // after this event: their output comes after its
   REPRO_RETURN_IF_ERROR(patch_code_made_executable(t, result));
@@ -909,7 +976,8 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   probed_this_run_ = false;
   auto used = now - slice_start_;
   if (!ready_.empty() &&
-      (policy_->switch_at_syscall(t.index, t.syscall_number) || used >= policy_->time_slice())) {
+      (policy_->switch_at_syscall(t.index, t.syscall_number, ready_indices()) ||
+       used >= policy_->time_slice())) {
     release_cpu(t);
     make_ready(t);
     return Status::ok();
@@ -949,6 +1017,22 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
   }
   if (early_stops_.erase(new_tid) != 0) {
     make_ready(child);
+  } else {
+    // Its first stop comes at once: wait for it here, so the new thread is
+    // ready at the same point of every run (a schedule, chaos included,
+    // must not depend on when that stop happens to be reported).
+    int status = 0;
+    pid_t got = 0;
+    do {
+      got = waitpid(new_tid, &status, __WALL);
+    } while (got < 0 && errno == EINTR);
+    if (got == new_tid) {
+      if (WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == PTRACE_EVENT_STOP) {
+        make_ready(child);
+      } else {
+        deferred_stops_.emplace_back(new_tid, status);  // killed already: handled next
+      }
+    }
   }
   return resume_in_kernel(t);
 }

@@ -64,7 +64,11 @@ struct RecordOptions {
   std::string trace_dir;                 // must not exist yet
   std::vector<std::string> argv;         // argv[0] is the program as the user named it
   std::chrono::milliseconds time_slice{50};
-  uint64_t seed = 0;
+  uint64_t seed = 0;                     // the chaos policy's, when `chaos`
+  /// Schedule with the seeded chaos policy (its seed is `seed`, its base
+  /// slice `time_slice`) instead of round robin.
+  bool chaos = false;
+  uint32_t chaos_depth = 3;
   bool pin_to_one_cpu = true;            // tracer and tracees share one CPU (cheaper stops)
   /// Called with a warning line (the host runs repro degraded, ...).
   std::function<void(const std::string&)> on_warning;
@@ -132,6 +136,8 @@ class RecordSession {
 
   // Scheduling.
   void schedule_next();
+  /// The index of each ready thread, longest waiting first.
+  std::vector<uint32_t> ready_indices();
   Status resume_user(Thread& t);
   Status resume_in_kernel(Thread& t);
   void make_ready(Thread& t);
@@ -144,8 +150,15 @@ class RecordSession {
   /// Forgets the page copies of a process whose memory `event` replaces
   /// (a new process, an exec): its next preempt event copies afresh.
   void forget_page_copies(const format::Event& event);
-  Status log_mapped_file(Thread& t, int fd, uint64_t address);
+  /// Logs the mapped-file event of a successful file mmap at `address`
+  /// through descriptor `fd`. Returns false, logging nothing, when the file
+  /// is one whose memory cannot be recorded (a device other than /dev/zero).
+  Result<bool> log_mapped_file(Thread& t, int fd, uint64_t address);
   Status note_write_to_shared_file(Thread& t, int64_t written);
+  /// At the exit of t's syscall with `result`: notes an open of a
+  /// /proc/PID/mem file, and adds to event_ what a write through one did to
+  /// memory (tracer/process_memory_writes.h).
+  Status note_write_to_process_memory(Thread& t, int64_t result);
   /// If t stopped (with `signal`) at an rdtsc or rdtscp, trapped or
   /// patched, emulates it, logs the value and resumes t.
   Status emulate_rdtsc(Thread& t, int signal, bool* handled);
@@ -277,6 +290,7 @@ class RecordSession {
   size_t leftovers_stopped_ = 0;
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
   bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
+  bool proc_mem_opened_ = false;     // the program has opened a /proc/PID/mem file
   format::Event event_;       // reused to avoid allocation per event
   std::set<std::string> warned_;  // keys of warn_once's warnings given
   // Page copies in preempt events (log_preempt): the bytes of copies the

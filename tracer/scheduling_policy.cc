@@ -9,7 +9,7 @@ class RoundRobinPolicy : public SchedulingPolicy {
  public:
   explicit RoundRobinPolicy(std::chrono::milliseconds slice) : slice_(slice) {}
   size_t pick(std::span<const uint32_t>) override { return 0; }
-  bool switch_at_syscall(uint32_t, int syscall_number) override {
+  bool switch_at_syscall(uint32_t, int syscall_number, std::span<const uint32_t>) override {
     return syscall_number == SYS_sched_yield;
   }
   std::chrono::milliseconds time_slice() const override { return slice_; }

@@ -1,15 +1,16 @@
 #pragma once
 // SchedulingPolicy: which ready thread the recorder runs next, and for how
 // long a thread may run user code while others wait. One replaceable
-// object: the default is round robin; a seeded chaos policy (random
-// priorities with change points) plugs in here without touching the record
-// loop. Decisions are logged as the order of events, so replay needs no
-// policy at all. Not thread-safe; owned by the RecordSession.
+// object: round robin by default, or the seeded chaos policy (random
+// priorities with change points) that hunting uses. Decisions are logged
+// as the order of events, so replay needs no policy at all. Not
+// thread-safe; owned by the RecordSession.
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 namespace repro::tracer {
 
@@ -19,14 +20,38 @@ class SchedulingPolicy {
   /// Index into `ready` (thread indices, longest waiting first) of the
   /// thread to run next. Requires: !ready.empty().
   virtual size_t pick(std::span<const uint32_t> ready) = 0;
-  /// True if `running` should give way at this syscall exit although its
-  /// time slice has not run out (e.g. it called sched_yield).
-  virtual bool switch_at_syscall(uint32_t running, int syscall_number) = 0;
+  /// True if `running` should give way at this syscall exit, to one of
+  /// `ready` (not empty), although its time slice has not run out (it
+  /// called sched_yield, or a thread the policy prefers is ready).
+  virtual bool switch_at_syscall(uint32_t running, int syscall_number,
+                                 std::span<const uint32_t> ready) = 0;
+  /// `thread` was preempted, spinning or at the end of its slice.
+  virtual void on_preempted(uint32_t thread) { (void)thread; }
   /// How long a thread may run while others are ready.
   virtual std::chrono::milliseconds time_slice() const = 0;
 };
 
 /// Round robin with a fixed slice; yields switch.
 std::unique_ptr<SchedulingPolicy> make_round_robin_policy(std::chrono::milliseconds slice);
+
+/// The chaos policy's knobs; all of them go into the trace header.
+struct ChaosOptions {
+  uint64_t seed = 0;
+  /// PCT's depth: d - 1 priority change points, so a bug that needs d
+  /// ordering constraints is found with probability >= 1 / (n * k^(d-1)).
+  uint32_t depth = 3;
+  /// Over how many scheduling points (syscall exits) the change points
+  /// are spread: an estimate of a run's length.
+  uint32_t expected_points = 2000;
+  /// Slices are drawn from [1 ms, 2 * base).
+  std::chrono::milliseconds base_slice{50};
+};
+
+/// PCT-style random priorities (seeded): the highest-priority ready thread
+/// runs, at every syscall exit too; at each change point the running
+/// thread drops below every other; sched_yield and a preemption drop the
+/// thread as well; new threads get a random priority; now and then a
+/// thread is starved for a long stretch; slice lengths are random.
+std::unique_ptr<SchedulingPolicy> make_chaos_policy(const ChaosOptions& options);
 
 }  // namespace repro::tracer

@@ -24,7 +24,7 @@ namespace repro::format {
 
 /// The layout version. Bumped by any change to the files below, to the frame
 /// prologue or to the event encoding; readers accept exactly this version.
-inline constexpr uint32_t kTraceFormatVersion = 4;
+inline constexpr uint32_t kTraceFormatVersion = 5;
 
 // File and directory names inside a trace directory.
 inline constexpr const char kHeaderFileName[] = "header";
@@ -100,6 +100,23 @@ inline constexpr size_t kReadChunkBytes = 1024 * 1024;
 /// from exhausting memory. Symptom of too small: a trace of a program run
 /// with a huge environment reported as corrupt with "header is ... bytes".
 inline constexpr size_t kMaxMetadataFileBytes = 64u * 1024 * 1024;
+
+/// A mapped file larger than this is not stored whole: its copy in files/
+/// has the file's size but holds only the non-zero pages of the range the
+/// mmap mapped (holes elsewhere), named by a content id of the "sparse
+/// range" kind (sparse_copy.h). Replay need not tell the kinds apart: it maps
+/// copies at the recorded offset. A file at most this
+/// large costs one read of it per mmap (about 20 ms for 64 MiB from the page
+/// cache) and is hard-linked or copied whole, so mappings of its parts made
+/// by ld.so share one copy. Symptom of too large: recording a program that
+/// maps a little of a big file is slow; too small: traces of programs using
+/// big libraries grow by a copy of each mapped segment.
+inline constexpr uint64_t kWholeFileLimitBytes = 64u * 1024 * 1024;
+
+/// The content id of a mapped-file event whose mmap mapped /dev/zero (an
+/// anonymous mapping by another name; nothing is stored). Not a valid content
+/// id, so it never names a file in files/.
+inline constexpr const char kDevZeroContentId[] = "dev-zero";
 
 /// Length of a content id: XXH3-128 as 32 lowercase hex digits (high 64
 /// bits first, i.e. XXH128_canonical_t order).

@@ -264,6 +264,18 @@ Result<TraceHeader> parse_header(const std::string& text, bool check_version) {
   REPRO_RETURN_IF_ERROR(get_bytes(root, "cwd", &header.cwd));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "exe_path", &header.exe_path));
   REPRO_RETURN_IF_ERROR(get_u64(root, "seed", &header.seed));
+  if (const Json* scheduler = find_field(root, "scheduler"); scheduler != nullptr) {
+    if (!scheduler->is_object()) {
+      return field_error("scheduler", "is not an object");
+    }
+    SchedulerSettings& s = header.scheduler;
+    REPRO_RETURN_IF_ERROR(get_bytes(*scheduler, "policy", &s.policy).context("scheduler"));
+    REPRO_RETURN_IF_ERROR(get_u32(*scheduler, "depth", &s.depth).context("scheduler"));
+    REPRO_RETURN_IF_ERROR(
+        get_u32(*scheduler, "expected_points", &s.expected_points).context("scheduler"));
+    REPRO_RETURN_IF_ERROR(
+        get_u32(*scheduler, "base_slice_ms", &s.base_slice_ms).context("scheduler"));
+  }
   REPRO_RETURN_IF_ERROR(get_u64(root, "start_time_ns", &header.start_time_ns));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "repro_version", &header.repro_version));
   return header;
@@ -301,6 +313,12 @@ std::string header_to_json(const TraceHeader& header) {
   root["cwd"] = bytes_to_json(header.cwd);
   root["exe_path"] = bytes_to_json(header.exe_path);
   root["seed"] = header.seed;
+  OrderedJson scheduler = OrderedJson::object();
+  scheduler["policy"] = bytes_to_json(header.scheduler.policy);
+  scheduler["depth"] = header.scheduler.depth;
+  scheduler["expected_points"] = header.scheduler.expected_points;
+  scheduler["base_slice_ms"] = header.scheduler.base_slice_ms;
+  root["scheduler"] = std::move(scheduler);
   root["start_time_ns"] = header.start_time_ns;
   root["repro_version"] = bytes_to_json(header.repro_version);
   // Every string is valid UTF-8 by construction (bytes_to_json), so the

@@ -29,6 +29,17 @@ enum class TscMode : uint8_t { kTrap, kPatch };
 /// "trap" or "patch".
 const char* tsc_mode_name(TscMode mode);
 
+/// How the recorder chose which thread runs (tracer/scheduling_policy.h).
+/// Replay needs none of it: it is for the record, and for running the
+/// same schedule again (record --chaos --seed).
+struct SchedulerSettings {
+  std::string policy = "round-robin";  // or "chaos"
+  uint32_t depth = 0;                  // chaos: d, for d - 1 change points
+  uint32_t expected_points = 0;        // chaos: spread of the change points
+  uint32_t base_slice_ms = 0;          // the time slice (chaos: slices in [1, 2 * base))
+  bool operator==(const SchedulerSettings&) const = default;
+};
+
 struct TraceHeader {
   uint32_t format_version = 0;  // filled by the writer
   std::string arch = "x86_64";
@@ -44,6 +55,7 @@ struct TraceHeader {
   std::string cwd;
   std::string exe_path;          // the program as resolved at record time
   uint64_t seed = 0;
+  SchedulerSettings scheduler;
   uint64_t start_time_ns = 0;    // CLOCK_REALTIME at start
   std::string repro_version;
   bool operator==(const TraceHeader&) const = default;

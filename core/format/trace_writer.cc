@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "core/base/scoped_fd.h"
 #include "core/format/content_id.h"
 #include "core/format/event_codec.h"
 #include "core/format/event_stream.h"
 #include "core/format/file_util.h"
+#include "core/format/sparse_copy.h"
 #include "core/format/trace_format.h"
 #include "core/format/trace_trailer.h"
 
@@ -73,6 +75,8 @@ class TraceWriter::Impl {
   Status append(const Event& event);
   Status flush();
   Result<std::string> store_file(const std::string& path);
+  Result<std::string> store_mapped_range(const std::string& path, uint64_t offset,
+                                         uint64_t length);
   Result<std::string> store_bytes(const std::string& bytes);
   Status finish();
   uint64_t event_count() const { return event_count_; }
@@ -207,14 +211,21 @@ Result<std::string> TraceWriter::Impl::copy_into_files(int source_fd,
       break;
     }
     hasher.update(buffer, static_cast<size_t>(n));
-    Status status = write_all(out.get(), buffer, static_cast<size_t>(n), temp_path);
+    // A chunk of zeros (a hole of a sparse file) is left a hole in the copy.
+    bool zeros = buffer[0] == 0 && std::memcmp(buffer, buffer + 1, static_cast<size_t>(n) - 1) == 0;
+    Status status = zeros ? Status::ok()
+                          : write_all(out.get(), buffer, static_cast<size_t>(n), temp_path);
+    offset += static_cast<uint64_t>(n);
+    if (status.is_ok() && zeros && ::lseek(out.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
+      status = Status::from_errno(errno, fmt::format("seeking in '{}'", temp_path));
+    }
     if (!status.is_ok()) {
       ::unlink(temp_path.c_str());
       return fail(status);
     }
-    offset += static_cast<uint64_t>(n);
   }
-  if (::fsync(out.get()) != 0 || ::close(out.release()) != 0) {
+  if (::ftruncate(out.get(), static_cast<off_t>(offset)) != 0 || ::fsync(out.get()) != 0 ||
+      ::close(out.release()) != 0) {
     Status status = Status::from_errno(errno, fmt::format("writing '{}'", temp_path));
     ::unlink(temp_path.c_str());
     return fail(status);
@@ -248,7 +259,7 @@ Result<std::string> TraceWriter::Impl::store_file(const std::string& path) {
     return Status::from_errno(errno, fmt::format("stat of '{}'", path));
   }
   if (!S_ISREG(st.st_mode)) {
-    return Status::error(StatusCode::kInvalidArgument,
+    return Status::error(StatusCode::kUnsupported,
                          fmt::format("storing '{}' in the trace: not a regular file", path));
   }
 
@@ -286,6 +297,46 @@ Result<std::string> TraceWriter::Impl::store_file(const std::string& path) {
     // EPERM (protected_hardlinks), EMLINK, no /proc, ...: copy instead.
   }
   return copy_into_files(source.get(), path);
+}
+
+Result<std::string> TraceWriter::Impl::store_mapped_range(const std::string& path,
+                                                          uint64_t offset, uint64_t length) {
+  REPRO_RETURN_IF_ERROR(usable());
+  ScopedFd source(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st;
+  if (!source.valid() || ::fstat(source.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) <= kWholeFileLimitBytes) {
+    return store_file(path);  // which reports what is wrong with it
+  }
+  std::string temp_path =
+      join_path(files_dir_, fmt::format("{}range-{}", kTempFilePrefix, ::getpid()));
+  ScopedFd out(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444));
+  if (!out.valid()) {
+    return fail(Status::from_errno(errno, fmt::format("creating '{}'", temp_path)));
+  }
+  // A mapping shows whole pages: the last one up to its end.
+  const uint64_t end = offset + ((length + 4095) & ~uint64_t{4095});
+  Result<std::string> id = write_sparse_range(source.get(), path, static_cast<uint64_t>(st.st_size),
+                                              offset, end, out.get(), temp_path);
+  if (id.is_ok() && (::fsync(out.get()) != 0 || ::close(out.release()) != 0)) {
+    id = Status::from_errno(errno, fmt::format("writing '{}'", temp_path));
+  }
+  if (!id.is_ok()) {
+    ::unlink(temp_path.c_str());
+    return fail(id.status());
+  }
+  std::string final_path = join_path(files_dir_, *id);
+  if (path_exists(final_path)) {
+    ::unlink(temp_path.c_str());
+    return id;
+  }
+  if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
+    Status status =
+        Status::from_errno(errno, fmt::format("renaming '{}' to '{}'", temp_path, final_path));
+    ::unlink(temp_path.c_str());
+    return fail(status);
+  }
+  return id;
 }
 
 Result<std::string> TraceWriter::Impl::store_bytes(const std::string& bytes) {
@@ -360,6 +411,11 @@ Status TraceWriter::append(const Event& event) { return impl_->append(event); }
 Status TraceWriter::flush() { return impl_->flush(); }
 Result<std::string> TraceWriter::store_file(const std::string& path) {
   return impl_->store_file(path);
+}
+
+Result<std::string> TraceWriter::store_mapped_range(const std::string& path, uint64_t offset,
+                                                    uint64_t length) {
+  return impl_->store_mapped_range(path, offset, length);
 }
 Result<std::string> TraceWriter::store_bytes(const std::string& bytes) {
   return impl_->store_bytes(bytes);

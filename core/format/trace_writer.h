@@ -44,6 +44,14 @@ class TraceWriter {
   /// and the file is read-only for everyone; copies otherwise. Storing the
   /// same content twice is cheap.
   Result<std::string> store_file(const std::string& path);
+  /// Stores what a mapping of bytes [offset, offset + length) of the regular
+  /// file at `path` can show, and returns its content id: the whole file
+  /// (as store_file) when it is at most kWholeFileLimitBytes, else a copy of
+  /// the file's size holding only that range's non-zero pages
+  /// (sparse_copy.h), which costs what the range holds, not its size.
+  /// Errors: not_found, unsupported (not a regular file), io_error.
+  Result<std::string> store_mapped_range(const std::string& path, uint64_t offset,
+                                         uint64_t length);
   /// Stores `bytes` as a file in files/ and returns its content id.
   Result<std::string> store_bytes(const std::string& bytes);
   /// Completes the trace (see above). Further appends fail.

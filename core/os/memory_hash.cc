@@ -1,5 +1,7 @@
 #include "core/os/memory_hash.h"
 
+#include "core/os/file_mapping_pages.h"
+#include "core/os/populated_pages.h"
 #include "core/os/proc_maps.h"
 #include "core/os/tracee.h"
 
@@ -14,9 +16,49 @@
 #include <cstring>
 #include <string>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace repro::os {
+namespace {
+
+// Hashes the pages of [start, end) of `pid` that read, up to the first
+// that does not, as zeros below `dead_end`; visits each and appends those
+// that are not all zeros to `pages`.
+void hash_range(pid_t pid, uint64_t start, uint64_t end, uint64_t dead_end, char* buffer,
+                size_t buffer_bytes, const PageVisitor& visit, std::vector<PageHash>& pages) {
+  const uint64_t zero_hash = zero_page_hash();
+  for (uint64_t at = start; at < end;) {
+    size_t n = std::min<uint64_t>(buffer_bytes, end - at);
+    iovec local{buffer, n};
+    iovec remote{reinterpret_cast<void*>(at), n};
+    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    // A read stops at the first page it cannot read; the next read, from
+    // there, fails. Mappings are page-aligned, so whole pages came in.
+    size_t whole_pages = got > 0 ? static_cast<size_t>(got) / kPageBytes : 0;
+    if (whole_pages == 0) {
+      return;  // unreadable tail (e.g. beyond a file's end): same on both sides
+    }
+    if (dead_end > at) {
+      size_t dead = std::min<uint64_t>(dead_end - at, whole_pages * kPageBytes);
+      std::memset(buffer, 0, dead);
+    }
+    for (size_t i = 0; i < whole_pages; ++i) {
+      const char* bytes = buffer + i * kPageBytes;
+      PageHash page{at + i * kPageBytes, page_hash(bytes)};
+      if (visit) {
+        visit(page, bytes);
+      }
+      if (page.hash != zero_hash) {
+        pages.push_back(page);
+      }
+    }
+    at += whole_pages * kPageBytes;
+  }
+}
+
+}  // namespace
+
 Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_t>& stack_pointers,
                                             uint64_t skipped_mapping, const PageVisitor& visit) {
   REPRO_ASSIGN_OR_RETURN(std::vector<Mapping> mappings, read_mappings(pid));
@@ -51,30 +93,29 @@ Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_
         dead_end = dead_end == start ? sp - kRedZoneBytes : std::min(dead_end, sp - kRedZoneBytes);
       }
     }
-    for (uint64_t at = start; at < end;) {
-      size_t n = std::min<uint64_t>(kBufferBytes, end - at);
-      iovec local{buffer.get(), n};
-      iovec remote{reinterpret_cast<void*>(at), n};
-      ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-      // A read stops at the first page it cannot read; the next read, from
-      // there, fails. Mappings are page-aligned, so whole pages came in.
-      size_t whole_pages = got > 0 ? static_cast<size_t>(got) / kPageBytes : 0;
-      if (whole_pages == 0) {
-        break;  // unreadable tail (e.g. beyond a file's end): same on both sides
+    if (mapping.inode == 0 && mapping.is_private() && !mapping.name.starts_with("/")) {
+      // Private anonymous memory: only its populated pages can hold
+      // anything but zeros.
+      REPRO_ASSIGN_OR_RETURN(std::vector<PageRange> ranges, populated_ranges(pid, start, end));
+      for (const PageRange& range : ranges) {
+        hash_range(pid, range.start, range.end, dead_end, buffer.get(), kBufferBytes, visit,
+                   memory.pages);
       }
-      if (dead_end > at) {
-        size_t dead = std::min<uint64_t>(dead_end - at, whole_pages * kPageBytes);
-        std::memset(buffer.get(), 0, dead);
+    } else if (mapping.inode != 0 && end - start >= kBufferBytes) {
+      // A file, memfd or shared memory: only pages outside the file's
+      // holes (and, if private, pages copied on write) can hold anything
+      // but zeros. Finding them costs a few syscalls, more than reading a
+      // mapping smaller than one read.
+      std::optional<std::vector<PageRange>> ranges = file_mapping_data_ranges(pid, mapping);
+      if (!ranges) {
+        ranges = std::vector<PageRange>{{start, end}};
       }
-      for (size_t i = 0; i < whole_pages; ++i) {
-        const char* bytes = buffer.get() + i * kPageBytes;
-        PageHash page{at + i * kPageBytes, page_hash(bytes)};
-        if (visit) {
-          visit(page, bytes);
-        }
-        memory.pages.push_back(page);
+      for (const PageRange& range : *ranges) {
+        hash_range(pid, range.start, range.end, dead_end, buffer.get(), kBufferBytes, visit,
+                   memory.pages);
       }
-      at += whole_pages * kPageBytes;
+    } else {
+      hash_range(pid, start, end, dead_end, buffer.get(), kBufferBytes, visit, memory.pages);
     }
   }
   memory.hash = memory_hash_of(memory.pages);

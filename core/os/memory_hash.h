@@ -4,10 +4,13 @@
 // runs, so (registers, writable memory) at the preemption identifies the
 // point; replay stops at the first state that matches both.
 //
-// The hash is built from one hash per page, which the trace keeps too
-// (docs/trace-format.md, "preempt pages"): when replay's memory differs,
-// comparing the page lists says where, at the cost of one 8-byte hash per
-// page, computed in the same pass over the memory.
+// The hash is built from one hash per page that is not all zeros, which
+// the trace keeps too (docs/trace-format.md, "preempt pages"): when
+// replay's memory differs, comparing the page lists says where, at the
+// cost of one 8-byte hash per such page, computed in the same pass over
+// the memory. Pages of zeros are left out, so memory a program reserved
+// but never touched (a sanitizer's shadow, a runtime's heap reservation)
+// costs neither a read nor a hash (populated_pages.h).
 
 #include <sys/types.h>
 
@@ -40,7 +43,7 @@ struct PageHash {
 /// saw it.
 struct WritableMemory {
   uint64_t hash = 0;            // memory_hash_of(pages)
-  std::vector<PageHash> pages;  // every readable page, in address order
+  std::vector<PageHash> pages;  // every readable page not all zeros, in address order
 };
 
 /// Called with each page hash_writable_memory() hashes, in address order;
@@ -48,7 +51,9 @@ struct WritableMemory {
 /// recorder copy the pages it wants without reading them a second time.
 using PageVisitor = std::function<void(const PageHash& page, const char* bytes)>;
 
-/// Hashes every page of every writable mapping of `pid`, in address order,
+/// Hashes every page of every writable mapping of `pid`, in address order
+/// (in private anonymous memory, only pages that are populated: the others
+/// are zeros),
 /// leaving out `[vvar]`, `[vsyscall]` and a mapping that starts at
 /// `skipped_mapping` (replay's own trampoline page; 0 for none). The dead
 /// part of each thread's stack is hashed, and visited, as zeros: below
@@ -59,9 +64,9 @@ using PageVisitor = std::function<void(const PageHash& page, const char* bytes)>
 /// Record and replay must pass the same stack pointers: those of the
 /// threads as they stand (at their syscall's entry for a thread inside one). A page
 /// that cannot be read (a file mapping beyond the file's end) is left out
-/// with the rest of its mapping. Calls `visit` (if set) for each page.
-/// Returns the pages and their memory_hash_of(); io_error if /proc/PID/maps
-/// cannot be read.
+/// with the rest of its mapping. Calls `visit` (if set) for each page
+/// read. Returns the pages that are not all zeros and their
+/// memory_hash_of(); io_error if /proc/PID/maps or pagemap cannot be read.
 /// Requires: all threads of `pid` are stopped.
 Result<WritableMemory> hash_writable_memory(pid_t pid, const std::vector<uint64_t>& stack_pointers,
                                             uint64_t skipped_mapping = 0,

@@ -13,7 +13,8 @@
 #            rdtsc patched in the code, as on hosts that cannot trap it;
 #            the trace must list patched sites) | tsc-patch-short-slices |
 #            trap-to-patch (recorded trapping rdtsc, replayed patching it)
-#            | patch-to-trap (the other way round)
+#            | patch-to-trap (the other way round) | chaos (the seeded
+#            chaos scheduler, seed 1, slices of 1 to 9 ms)
 # Exit 0 pass, 1 fail, 77 skip (ptrace not permitted here).
 # On failure the work directory is kept and the replay command printed.
 set -u
@@ -34,6 +35,7 @@ case "$variant" in
   tsc-patch-short-slices) record_tsc=patch replay_tsc=patch record_flags=(--time-slice-ms 1) ;;
   trap-to-patch) record_tsc=trap replay_tsc=patch ;;
   patch-to-trap) record_tsc=patch replay_tsc=trap ;;
+  chaos) record_flags=(--chaos --seed 1 --time-slice-ms 5) ;;
   *) echo "unknown variant '$variant'"; exit 2 ;;
 esac
 

@@ -34,6 +34,7 @@ repro_scenario_program(scenario_exec_mount_namespace exec_mount_namespace_progra
 repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
+repro_scenario_program(scenario_mmap_socket mmap_socket_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
 target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
@@ -52,6 +53,7 @@ set(REPRO_SCENARIOS
   "leftover_processes 180"
   "lost_update_20_of_20 600"
   "memory_divergence 120"
+  "mmap_special_file 120"
   "output_divergence 120"
   "python_itimer_prof 900"
   "real_make 600"
@@ -62,6 +64,7 @@ set(REPRO_SCENARIOS
   "replay_from_noexec_mount 300"
   "sched_yield_turns 300"
   "shell_scripts 300"
+  "sparse_mapping_trace_size 300"
   "unknown_effects_warning 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)

@@ -20,6 +20,7 @@ TEST_CASE("a header with every field populated round-trips through JSON", "[form
                  std::string("nul\0inside", 10)};
   header.env = {"A=1", std::string(100000, 'e')};
   header.seed = UINT64_MAX;
+  header.scheduler = {"chaos", 3, 2000, 50};
   header.start_time_ns = UINT64_MAX - 1;
   header.pinned_cpu = 3;
   header.tsc_mode = TscMode::kPatch;
@@ -29,6 +30,19 @@ TEST_CASE("a header with every field populated round-trips through JSON", "[form
   Result<uint32_t> version = header_format_version(header_to_json(header));
   REQUIRE(version.is_ok());
   CHECK(version.value() == kTraceFormatVersion);
+}
+
+TEST_CASE("a header without scheduler settings reads as round robin", "[format]") {
+  TraceHeader header = make_header();
+  header.format_version = kTraceFormatVersion;
+  std::string json = header_to_json(header);
+  size_t at = json.find("\"scheduler\"");
+  REQUIRE(at != std::string::npos);
+  size_t end = json.find('}', at);
+  json.erase(at, end + 2 - at);  // the object and the comma after it
+  Result<TraceHeader> parsed = header_from_json(json);
+  REQUIRE(parsed.is_ok());
+  CHECK(parsed->scheduler.policy == "round-robin");
 }
 
 TEST_CASE("a header names its tsc mode and refuses an unknown one", "[format]") {

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include <catch2/catch.hpp>
 
 #include "core/base/scoped_fd.h"
@@ -234,7 +236,8 @@ TEST_CASE("store_file dedupes, preserves content and links read-only files", "[f
 
   Result<std::string> missing = writer->store_file(temp.sub("does-not-exist"));
   CHECK(missing.status().code() == StatusCode::kNotFound);
-  CHECK(writer->store_file(temp.path()).status().code() == StatusCode::kInvalidArgument);
+  // Not a regular file: nothing to store, and no fault of the command line.
+  CHECK(writer->store_file(temp.path()).status().code() == StatusCode::kUnsupported);
   // A source-side failure is not sticky.
   CHECK(writer->flush().is_ok());
   REQUIRE(writer->finish().is_ok());
@@ -246,6 +249,77 @@ TEST_CASE("store_file dedupes, preserves content and links read-only files", "[f
   CHECK(read_file(path.value()) == content);
   CHECK(reader.value()->file_path(std::string(32, '0')).status().code() == StatusCode::kNotFound);
   CHECK(reader.value()->file_path("../header").status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("store_mapped_range stores a large file's mapped range without its holes",
+          "[format]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  auto writer = create_writer(dir);
+  const uint64_t size = kWholeFileLimitBytes + (1u << 30);  // a large sparse file
+  std::string big = temp.sub("big");
+  {
+    ScopedFd fd(::open(big.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    REQUIRE(fd.valid());
+    REQUIRE(::ftruncate(fd.get(), static_cast<off_t>(size)) == 0);
+    REQUIRE(::pwrite(fd.get(), "head", 4, 0) == 4);
+    REQUIRE(::pwrite(fd.get(), "inside", 6, 1u << 29) == 6);
+    REQUIRE(::pwrite(fd.get(), "tail", 4, static_cast<off_t>(size - 4)) == 4);
+  }
+  // The second GiB's first half: "inside" is in it, "head" and "tail" not.
+  Result<std::string> part = writer->store_mapped_range(big, 1u << 28, 1u << 29);
+  REQUIRE(part.is_ok());
+  CHECK(is_valid_content_id(part.value()));
+  std::string stored = dir + "/files/" + part.value();
+  struct stat st;
+  REQUIRE(::stat(stored.c_str(), &st) == 0);
+  CHECK(static_cast<uint64_t>(st.st_size) == size);  // mapped at the same offsets on replay
+  CHECK(st.st_blocks * 512 <= 64 * 1024);            // only what the range holds
+  ScopedFd copy(::open(stored.c_str(), O_RDONLY | O_CLOEXEC));
+  char bytes[6] = {};
+  REQUIRE(::pread(copy.get(), bytes, 6, 1u << 29) == 6);
+  CHECK(std::string(bytes, 6) == "inside");
+  REQUIRE(::pread(copy.get(), bytes, 4, 0) == 4);
+  CHECK(std::string(bytes, 4) == std::string(4, '\0'));
+  REQUIRE(::pread(copy.get(), bytes, 4, static_cast<off_t>(size - 4)) == 4);
+  CHECK(std::string(bytes, 4) == std::string(4, '\0'));
+
+  // The same content gets the same id; other content in the range another.
+  CHECK(writer->store_mapped_range(big, 1u << 28, 1u << 29).value() == part.value());
+  CHECK(writer->store_mapped_range(big, 0, 4096).value() != part.value());
+
+  // A file up to the limit is stored whole, as store_file does.
+  write_file(temp.sub("small"), "small file");
+  CHECK(writer->store_mapped_range(temp.sub("small"), 4096, 4096).value() ==
+        content_id_of_bytes("small file"));
+  CHECK(writer->store_mapped_range(temp.path(), 0, 4096).status().code() ==
+        StatusCode::kUnsupported);
+  REQUIRE(writer->finish().is_ok());
+}
+
+TEST_CASE("store_file copies a sparse file's holes as holes", "[format]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  auto writer = create_writer(dir);
+  const uint64_t size = 32u << 20;  // stored whole (at most kWholeFileLimitBytes)
+  std::string sparse = temp.sub("sparse");
+  {
+    ScopedFd fd(::open(sparse.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    REQUIRE(fd.valid());
+    REQUIRE(::ftruncate(fd.get(), static_cast<off_t>(size)) == 0);
+    REQUIRE(::pwrite(fd.get(), "middle", 6, 10u << 20) == 6);
+  }
+  Result<std::string> id = writer->store_file(sparse);
+  REQUIRE(id.is_ok());
+  std::string content(size, '\0');
+  std::memcpy(content.data() + (10u << 20), "middle", 6);
+  CHECK(id.value() == content_id_of_bytes(content));
+  std::string stored = dir + "/files/" + id.value();
+  CHECK(read_file(stored) == content);
+  struct stat st;
+  REQUIRE(::stat(stored.c_str(), &st) == 0);
+  CHECK(st.st_blocks * 512 <= 2u << 20);  // the chunk holding "middle"
+  REQUIRE(writer->finish().is_ok());
 }
 
 }  // namespace

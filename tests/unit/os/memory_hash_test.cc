@@ -1,7 +1,12 @@
 #include "core/os/memory_hash.h"
 
+#include "core/os/proc_maps.h"
+#include "core/os/file_mapping_pages.h"
+
 #include <catch2/catch.hpp>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -58,11 +63,10 @@ TEST_CASE("page hash is XXH3-64 of a whole page; the zero page's is that of zero
   CHECK(repro::os::page_hash(page.data()) != repro::os::zero_page_hash());
 }
 
-// The tests below hash this process's whole writable memory. Under
-// AddressSanitizer that includes its shadow memory, terabytes of reserved
-// address space that would take hours to read, so the sanitizer build
-// leaves them out; the ordinary build runs them.
-#if !defined(__SANITIZE_ADDRESS__)
+// The tests below hash this process's whole writable memory, which under
+// AddressSanitizer includes terabytes of reserved shadow: only its
+// populated pages are read (populated_pages.h), so the sanitizer build
+// runs them too.
 
 TEST_CASE("hashing this process's memory lists its pages in order and hashes that list",
           "[os][memory_hash]") {
@@ -76,6 +80,10 @@ TEST_CASE("hashing this process's memory lists its pages in order and hashes tha
   });
   REQUIRE(memory.is_ok());
   REQUIRE(!memory->pages.empty());
+  // Every page read is visited; the list leaves out those of zeros.
+  std::erase_if(visited, [](const PageHash& page) {
+    return page.hash == repro::os::zero_page_hash();
+  });
   CHECK(memory->pages == visited);
   CHECK(memory->hash == memory_hash_of(memory->pages));
   for (size_t i = 1; i < memory->pages.size(); ++i) {
@@ -115,4 +123,64 @@ TEST_CASE("a stack's memory below a thread's stack pointer and red zone hashes a
   munmap(base, (kStackPages + 1) * kPageBytes);
 }
 
-#endif  // !defined(__SANITIZE_ADDRESS__)
+TEST_CASE("a file mapping's pages in holes of the file are left out without being read",
+          "[os][memory_hash]") {
+  constexpr size_t kBytes = size_t{256} << 20;
+  // Shared memory of a memfd: one page written. Reading the others would
+  // allocate them.
+  int fd = static_cast<int>(syscall(SYS_memfd_create, "holes-test", 1 /* MFD_CLOEXEC */));
+  REQUIRE(fd >= 0);
+  REQUIRE(ftruncate(fd, kBytes) == 0);
+  auto* shared =
+      static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  REQUIRE(shared != MAP_FAILED);
+  shared[kBytes / 2] = 3;
+  // A private mapping of the memfd with a page copied on write inside a
+  // hole of the file: not zero, though the file is.
+  auto* copied =
+      static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+  REQUIRE(copied != MAP_FAILED);
+  copied[kPageBytes] = 4;
+
+  auto mappings = repro::os::read_mappings(getpid());
+  REQUIRE(mappings.is_ok());
+  for (const repro::os::Mapping& m : *mappings) {
+    if (m.start == reinterpret_cast<uint64_t>(copied)) {
+      auto ranges = repro::os::file_mapping_data_ranges(getpid(), m);
+      REQUIRE(ranges.has_value());
+      const uint64_t base = m.start;
+      auto covered = [&](uint64_t address) {
+        for (const repro::os::PageRange& r : *ranges) {
+          if (address >= r.start && address < r.end) {
+            return true;
+          }
+        }
+        return false;
+      };
+      CHECK_FALSE(covered(base));                 // a hole
+      CHECK(covered(base + kPageBytes));          // copied on write
+      CHECK(covered(base + kBytes / 2));          // data in the file
+      CHECK_FALSE(covered(base + kBytes / 4));    // a hole
+    }
+  }
+
+  auto memory = repro::os::hash_writable_memory(getpid(), {});
+  REQUIRE(memory.is_ok());
+  auto hashed = [&](const char* address) {
+    for (const PageHash& page : memory->pages) {
+      if (page.address == reinterpret_cast<uint64_t>(address)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  CHECK(hashed(shared + kBytes / 2));
+  CHECK(hashed(copied + kPageBytes));
+  CHECK_FALSE(hashed(shared));  // zeros: left out
+  struct stat st;
+  REQUIRE(fstat(fd, &st) == 0);
+  CHECK(st.st_blocks * 512 < 16 * 1024 * 1024);  // the memfd was not filled in
+  munmap(shared, kBytes);
+  munmap(copied, kBytes);
+  close(fd);
+}

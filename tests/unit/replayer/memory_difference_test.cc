@@ -151,11 +151,14 @@ TEST_CASE("missing and extra ranges say what replay has there", "[replayer][memo
   MemoryFinding missing;
   missing.difference = {Kind::kMissing, 0x7000, 0x9000, 0};
   CHECK(describe_memory_finding(missing, AddressNamer{}) ==
-        ": first at 0x7000: the recording had writable memory at 0x7000-0x9000 (2 pages) where "
-        "replay has nothing mapped");
+        ": first at 0x7000: the recording had non-zero writable memory at 0x7000-0x9000 (2 pages) "
+        "where replay has nothing mapped");
+  CHECK(describe_memory_finding(missing, fake_namer()) ==
+        ": first at 0x7000: the recording had non-zero writable memory at 0x7000-0x9000 (2 pages) "
+        "where replay has zeros: [heap] rw-p");
   MemoryFinding extra;
   extra.difference = {Kind::kExtra, 0x7000, 0x8000, 0};
   CHECK(describe_memory_finding(extra, fake_namer()) ==
-        ": first at 0x7000: replay has writable memory at 0x7000-0x8000 (1 page: [heap] rw-p) "
-        "where the recording had none");
+        ": first at 0x7000: replay has non-zero writable memory at 0x7000-0x8000 (1 page: [heap] "
+        "rw-p) where the recording had zeros or nothing mapped");
 }
