@@ -57,8 +57,8 @@ std::string describe_event(uint64_t index, const format::Event& e) {
                          describe_args(e), e.result, describe_writes(e),
                          describe_flags(e.syscall_flags));
     case format::EventKind::kSyscallEntered:
-      return fmt::format("{} {}({})", head, syscalls::syscall_name(e.syscall_number),
-                         describe_args(e));
+      return fmt::format("{} {}({}){}", head, syscalls::syscall_name(e.syscall_number),
+                         describe_args(e), describe_writes(e));
     case format::EventKind::kSignal: {
       const char* name = sigabbrev_np(e.signal_number);
       return fmt::format("{} SIG{} ({}){}", head, name ? name : "?", e.signal_number,

@@ -180,6 +180,46 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
   std::optional<MemoryFinding> start_memory;
   std::optional<MemoryFinding> last_memory;
   uint64_t checked_visits = 0;
+  // The page that differed at the last visit whose registers matched, and
+  // that finding. In a loop whose registers repeat (an interpreter's), the
+  // next visits usually differ there too, and one page costs far less to
+  // check than all writable memory. Only a page that holds no dead stack,
+  // whose hash is then the one hash_writable_memory gives it.
+  std::optional<uint64_t> quick_page;
+  std::optional<MemoryFinding> quick_finding;
+  std::optional<std::vector<os::Mapping>> mappings;  // the process's, read once
+  auto may_check_alone = [&](uint64_t page, const std::vector<uint64_t>& stack_pointers) {
+    if (!mappings) {
+      auto read = os::read_mappings(t.pid);
+      if (!read.is_ok()) {
+        return false;
+      }
+      mappings = std::move(*read);
+    }
+    for (const os::Mapping& mapping : *mappings) {
+      if (page >= mapping.start && page < mapping.end) {
+        return std::none_of(stack_pointers.begin(), stack_pointers.end(), [&](uint64_t sp) {
+          return sp >= mapping.start && sp <= mapping.end && page + os::kRedZoneBytes < sp;
+        });
+      }
+    }
+    return false;
+  };
+  // True if the page's hash is known to differ from the recorded one.
+  auto page_still_differs = [&](uint64_t page) {
+    auto recorded_page = std::lower_bound(
+        event.page_hashes.begin(), event.page_hashes.end(), page,
+        [](const format::PageHash& entry, uint64_t address) { return entry.address < address; });
+    auto bytes = os::read_memory(t.tid, page, kPage);
+    if (!bytes.is_ok()) {
+      return false;  // the full check says what is the matter
+    }
+    // A page of zeros may be left out of the list.
+    uint64_t want = recorded_page == event.page_hashes.end() || recorded_page->address != page
+                        ? os::zero_page_hash()
+                        : recorded_page->hash;
+    return want != os::page_hash(bytes->data());
+  };
   // `regs` are the thread's registers as they would be at the target.
   auto matches = [&](const os::Registers& regs) -> Result<bool> {
     std::string difference;
@@ -190,10 +230,14 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
       if (xstate_hash != event.extended_registers_hash) {
         difference = "FPU/SSE registers";
+      } else if (quick_page && page_still_differs(*quick_page)) {
+        difference = "writable memory";
+        last_memory = quick_finding;  // as found where that page last differed
       } else {
-        REPRO_ASSIGN_OR_RETURN(
-            os::WritableMemory memory,
-            os::hash_writable_memory(t.pid, stack_pointers(t, regs.rsp), trampoline));
+        std::vector<uint64_t> pointers = stack_pointers(t, regs.rsp);
+        REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory,
+                               os::hash_writable_memory(t.pid, pointers, trampoline));
+        quick_page.reset();
         if (memory.hash != event.memory_hash) {
           difference = "writable memory";
           // Found now, named only if replay diverges: most visits that
@@ -202,6 +246,11 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
             difference += fmt::format(" (hash {:#x}; the trace has no page hashes)", memory.hash);
           } else {
             last_memory = find_memory_difference(t, event, memory);
+            if (last_memory->difference.kind == MemoryDifference::Kind::kPage &&
+                may_check_alone(last_memory->difference.start, pointers)) {
+              quick_page = last_memory->difference.start;
+              quick_finding = last_memory;
+            }
           }
         }
       }
@@ -246,6 +295,9 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
                        : run.size() == 1 ? RunState::kUsable
                                          : RunState::kUnchecked;
   auto put_back = [&] { return os::write_memory(t.tid, target, original.data(), original.size()); };
+  // A rep movs/stos/lods: the point may lie inside it (see advance_in_string).
+  const std::optional<patch::RepeatedString> string_op =
+      patch::repeated_string_at(code, sizeof code);
 
   auto visit_note = [&]() -> std::string {
     if (checked_visits == 0) {
@@ -323,6 +375,75 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     return Status::ok();
   };
 
+  // Runs the string instruction at `target` to its end from `regs` (t
+  // stopped there, the original code in place), with a breakpoint after
+  // it: stepped, it would stop after every iteration. Returns the
+  // registers there.
+  auto run_string_to_end = [&](const os::Registers& regs) -> Result<os::Registers> {
+    const uint64_t end = target + string_op->length;
+    uint64_t saved = 0;
+    REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, end, &saved, sizeof saved));
+    uint64_t trap = (saved & ~uint64_t{0xff}) | 0xcc;
+    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end, &trap, sizeof trap));
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    REPRO_RETURN_IF_ERROR(resume(t));
+    while (true) {
+      REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
+      if (!WIFSTOPPED(status) || (static_cast<unsigned>(status) >> 16) != 0) {
+        (void)os::write_memory(t.tid, end, &saved, sizeof saved);
+        return stopped_otherwise(status);
+      }
+      t.where = ReplayThread::Where::kParked;
+      REPRO_ASSIGN_OR_RETURN(os::Registers after, os::get_registers(t.tid));
+      if (WSTOPSIG(status) == SIGTRAP && after.rip == end + 1) {
+        REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end, &saved, sizeof saved));
+        after.rip = end;
+        REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, after));
+        return after;
+      }
+      REPRO_RETURN_IF_ERROR(resume(t));  // a signal not in the trace here
+    }
+  };
+  // At a visit of a string instruction that did not match: the recorded
+  // point may lie inside it, k iterations on, if the registers differ only
+  // by the progress of k iterations (rcx down by k, rsi and rdi moved by k
+  // elements; lods also loads rax). Runs exactly those k iterations (rcx
+  // set to k, run to the end) and puts the remaining count back in rcx:
+  // the state of the instruction stopped after k iterations. Sets `regs`
+  // to it and returns whether it matches; otherwise the thread is back at
+  // `regs` as given.
+  auto advance_in_string = [&](os::Registers* regs) -> Result<bool> {
+    if (regs->rcx <= recorded.rcx) {
+      return false;
+    }
+    const uint64_t k = regs->rcx - recorded.rcx;
+    const uint64_t distance = k * string_op->element_bytes;
+    const bool down = regs->eflags & 0x400;  // DF
+    os::Registers expected = *regs;
+    expected.rcx = recorded.rcx;
+    if (string_op->uses_rdi) {
+      expected.rdi = down ? regs->rdi - distance : regs->rdi + distance;
+    }
+    if (string_op->uses_rsi) {
+      expected.rsi = down ? regs->rsi - distance : regs->rsi + distance;
+    }
+    if (!string_op->uses_rdi) {
+      expected.rax = recorded.rax;  // lods: checked once loaded
+    }
+    if (!os::same_user_state(expected, recorded)) {
+      return false;
+    }
+    os::Registers counted = *regs;
+    counted.rcx = k;
+    REPRO_ASSIGN_OR_RETURN(os::Registers after, run_string_to_end(counted));
+    after.rip = target;
+    after.rcx = recorded.rcx;
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, after));
+    *regs = after;
+    ++checked_visits;
+    return matches(after);
+  };
+
   // First visit: a plain breakpoint.
   uint64_t trap_word;
   std::memcpy(&trap_word, code, sizeof trap_word);
@@ -398,6 +519,17 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     }
     REPRO_RETURN_IF_ERROR(put_back());
     REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+    if (string_op) {
+      REPRO_ASSIGN_OR_RETURN(found, advance_in_string(&regs));
+      if (found) {
+        return found_here(regs);
+      }
+      // Not in this run of it: to its end at once, then the trap again.
+      REPRO_ASSIGN_OR_RETURN(regs, run_string_to_end(regs));
+      REPRO_RETURN_IF_ERROR(insert());
+      REPRO_RETURN_IF_ERROR(resume(t));
+      continue;
+    }
     if (run_state == RunState::kUnchecked) {
       REPRO_RETURN_IF_ERROR(step_through_loop(&found));
       REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));

@@ -381,6 +381,7 @@ Status ReplaySession::deliver_signal(ReplayThread& t, int signal, const siginfo_
       REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
     }
     REPRO_RETURN_IF_ERROR(os::normalize_frame_fpu_state(t.tid, regs.rsp, xstate));
+    REPRO_RETURN_IF_ERROR(os::fill_frame_slack(t.tid, regs.rsp, info));
   }
   return Status::ok();
 }
@@ -788,6 +789,8 @@ Status ReplaySession::on_syscall_entered(const format::Event& event) {
   }
   REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
   REPRO_RETURN_IF_ERROR(check_syscall(t, event));
+  // What the kernel wrote before the thread blocked (a PI futex word).
+  REPRO_RETURN_IF_ERROR(write_recorded_memory(t, event));
   int n = event.syscall_number;
   if (n == SYS_clone || n == SYS_fork || n == SYS_vfork) {
     // The thread it creates appears in the events that follow.

@@ -35,6 +35,7 @@
 #include "core/os/tracee.h"
 #include "core/syscalls/syscall_table.h"
 #include "core/seccomp/seccomp_filter.h"
+#include "tracer/pi_futex.h"
 #include "tracer/process_memory_writes.h"
 
 extern char** environ;
@@ -68,9 +69,11 @@ bool is_stop_signal(int signal) { return os::is_job_stop_signal(signal) || signa
 // kernel while other threads ran user code could have seen or changed the
 // address space (or, for fork, memory) at a moment replay cannot
 // reproduce, so it keeps the CPU until it returns, past the grace period.
-// They all finish on their own.
-bool must_finish_alone(int number) {
-  if (number == SYS_mmap || number == SYS_clone || number == SYS_fork) {
+// They all finish on their own. So do the PI futex ops that never block:
+// the futex word they leave must be read before anyone else runs.
+bool must_finish_alone(int number, const std::array<uint64_t, 6>& args) {
+  if (number == SYS_mmap || number == SYS_clone || number == SYS_fork ||
+      is_nonblocking_pi_futex(number, args)) {
     return true;
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(number);
@@ -326,6 +329,7 @@ Status RecordSession::log_entered(Thread& t) {
   event_.thread = t.index;
   event_.syscall_number = t.syscall_number;
   event_.args = t.args;
+  REPRO_RETURN_IF_ERROR(add_pi_lock_word(t));
   t.entered_logged = true;
   return log(event_);
 }
@@ -482,7 +486,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(interrupt_deadline() - now);
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     } else if (current->state == Thread::State::kInSyscall &&
-               !must_finish_alone(current->syscall_number)) {
+               !must_finish_alone(current->syscall_number, current->args)) {
       timeout_ms = kInKernelGraceMs;
     }
   }
@@ -527,7 +531,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
             return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");
           }
         } else if (current->state == Thread::State::kInSyscall && !current->entered_logged &&
-                   !must_finish_alone(current->syscall_number)) {
+                   !must_finish_alone(current->syscall_number, current->args)) {
           REPRO_RETURN_IF_ERROR(log_entered(*current));
           release_cpu(*current);
         }
@@ -701,11 +705,14 @@ Status RecordSession::enter_syscall(Thread& t) {
     auto name = os::read_c_string(t.tid, filename);
     t.exec_filename = name.is_ok() ? *name : "";
   }
+  if (is_pi_futex_lock(t.syscall_number, t.args)) {
+    return enter_pi_lock(t);
+  }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(t.syscall_number);
   // clone blocks only with CLONE_VFORK; otherwise it must return before
   // anything else runs, like the other syscalls replay executes. A write
   // to a regular file does not wait for anyone either.
-  bool may_block = info != nullptr && info->may_block() && !must_finish_alone(t.syscall_number) &&
+  bool may_block = info != nullptr && info->may_block() && !must_finish_alone(t.syscall_number, t.args) &&
                    !(target && target->completes_alone);
   if (is_vfork(t.syscall_number, t.args) || (may_block && !ready_.empty())) {
     if (!t.entered_logged) {
@@ -908,6 +915,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
       return Status::ok();
     }
   }
+  REPRO_RETURN_IF_ERROR(log_handover_order(t));
   t.tracee_wait_interrupted = false;  // it ended before the interrupt could
   std::vector<pid_t> unheld = output_order_.end(t.tid);
   bool mapped_unknown = false;
@@ -1373,6 +1381,7 @@ Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
     // in every run, as replay does (see core/os/signal_frame.h): the FPU
     // state saved in it, and for an asynchronous signal its trap info.
     REPRO_ASSIGN_OR_RETURN(t.xstate_before_handler, os::get_extended_registers(t.tid));
+    t.handler_siginfo = info;
     request = PTRACE_SINGLESTEP;
     t.stepping_into_handler = true;
     t.handler_signal_synchronous = synchronous;
@@ -1391,6 +1400,7 @@ Status RecordSession::finish_step_into_handler(Thread& t, int wait_status, bool*
     REPRO_RETURN_IF_ERROR(os::clear_frame_trap_info(t.tid, regs.rsp));
   }
   REPRO_RETURN_IF_ERROR(os::normalize_frame_fpu_state(t.tid, regs.rsp, t.xstate_before_handler));
+  REPRO_RETURN_IF_ERROR(os::fill_frame_slack(t.tid, regs.rsp, t.handler_siginfo));
   bool step_trap = (static_cast<unsigned>(wait_status) >> 16) == 0 && WSTOPSIG(wait_status) == SIGTRAP;
   if (step_trap) {
     *consumed = true;

@@ -223,6 +223,21 @@ class RecordSession {
   /// if `immediately` (Ctrl-C after the program's end).
   void stop_leftovers_if_due(bool immediately);
 
+  // Priority-inheritance futexes (record_pi_futex.cc, see pi_futex.h).
+  /// Lets t into its FUTEX_LOCK_PI and waits until it blocks (or returns)
+  /// before another thread may run.
+  Status enter_pi_lock(Thread& t);
+  /// Waits, for a bounded time, until t (let into the kernel) sleeps there.
+  /// Returns false if it stopped first (the stop is queued in
+  /// deferred_stops_), is gone, or is still running at the time limit.
+  Result<bool> wait_until_asleep(Thread& t);
+  /// For a PI lock t is blocked in: adds its futex word to event_ (the
+  /// syscall-entered event being logged).
+  Status add_pi_lock_word(Thread& t);
+  /// At the exit of t's PI futex op: logs the entry of the current thread's
+  /// PI unlock or requeue first, if it is not logged yet.
+  Status log_handover_order(Thread& t);
+
   // Preemption (record_preemption.cc).
   Status on_interrupted(Thread& t);
   /// When to interrupt the running thread while others wait: a first spin

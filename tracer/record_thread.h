@@ -40,6 +40,7 @@ struct RecordSession::Thread {
   bool stepping_into_handler = false;  // single-stepping into a signal handler
   bool handler_signal_synchronous = false;  // ... of a fault
   std::string xstate_before_handler;  // its FPU/SSE/AVX state, for the frame
+  siginfo_t handler_siginfo{};        // the siginfo delivered, for the frame
   // Its syscall was broken off by our PTRACE_INTERRUPT and is being
   // restarted by the kernel: the next entry continues it.
   bool restarting = false;

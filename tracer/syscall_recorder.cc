@@ -29,6 +29,7 @@
 
 #include "core/os/tracee.h"
 #include "core/syscalls/syscall_table.h"
+#include "tracer/pi_futex.h"
 
 namespace repro::tracer {
 namespace {
@@ -390,7 +391,7 @@ Status SyscallRecorder::capture_table_effects(pid_t tid, format::Event* event) {
 
 Status SyscallRecorder::capture_failure_effects(pid_t tid, format::Event* event) {
   // Failed syscalls write nothing, except the sleeps and waits that report
-  // the time left when a signal interrupts them.
+  // the time left when a signal interrupts them, and PI futexes.
   constexpr uint64_t kTimespecBytes = 16;
   const auto& args = event->args;
   switch (event->syscall_number) {
@@ -403,6 +404,13 @@ Status SyscallRecorder::capture_failure_effects(pid_t tid, format::Event* event)
       return add_write(tid, args[4], kTimespecBytes, event);
     case SYS_ppoll:
       return add_write(tid, args[2], kTimespecBytes, event);
+    case SYS_futex:
+      // A PI lock that timed out (or found its owner dead) may have left
+      // its mark in the word.
+      for (uint64_t word : pi_futex_words(event->syscall_number, args)) {
+        REPRO_RETURN_IF_ERROR(add_write(tid, word, sizeof(uint32_t), event));
+      }
+      return Status::ok();
     case SYS_capget:
     case SYS_capset:
       // An unknown version in the header: the kernel put its own there.
@@ -491,15 +499,13 @@ Status SyscallRecorder::capture_custom_effects(pid_t tid, int arg_index, format:
       return add_write(tid, address, (args[0] + 63) / 64 * 8, event);
     case SYS_futex: {
       int op = static_cast<int>(args[1]) & 0x7f;  // without FUTEX_PRIVATE_FLAG / CLOCK_REALTIME
-      constexpr int kFutexWakeOp = 5, kLockPi = 6, kUnlockPi = 7, kTrylockPi = 8,
-                    kWaitRequeuePi = 11, kCmpRequeuePi = 12, kLockPi2 = 13;
-      if (op == kFutexWakeOp || op == kCmpRequeuePi) {
+      constexpr int kFutexWakeOp = 5;
+      if (op == kFutexWakeOp) {
         REPRO_RETURN_IF_ERROR(add_write(tid, args[4], sizeof(uint32_t), event));
       }
-      if (op == kLockPi || op == kUnlockPi || op == kTrylockPi || op == kWaitRequeuePi ||
-          op == kCmpRequeuePi || op == kLockPi2) {
-        // The PI ops store the owner's tid in the futex word.
-        REPRO_RETURN_IF_ERROR(add_write(tid, args[0], sizeof(uint32_t), event));
+      // The PI ops store the owner's tid in their futex words.
+      for (uint64_t word : pi_futex_words(event->syscall_number, args)) {
+        REPRO_RETURN_IF_ERROR(add_write(tid, word, sizeof(uint32_t), event));
       }
       return Status::ok();
     }

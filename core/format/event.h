@@ -26,7 +26,8 @@ enum class EventKind : uint8_t {
   /// completes that syscall (the thread is already inside it).
   kSyscall = 1,
   /// The thread stopped at a syscall entry and was let into the kernel, where
-  /// it may block; other threads ran meanwhile. syscall_number, args.
+  /// it may block; other threads ran meanwhile. syscall_number, args, and
+  /// writes: memory the kernel wrote before it blocked (a PI futex word).
   kSyscallEntered = 2,
   /// A signal was delivered to the thread at this point: signal_number,
   /// signal_info (raw siginfo_t bytes), signal_flags.
@@ -119,7 +120,7 @@ struct Event {
   std::array<uint64_t, 6> args{};
   int64_t result = 0;  // also the address for kMappedFile
   uint32_t syscall_flags = 0;
-  std::vector<MemoryWrite> writes;  // also of kPreempt and kRdtscPatch
+  std::vector<MemoryWrite> writes;  // also of kSyscallEntered, kPreempt and kRdtscPatch
 
   // kSignal
   int32_t signal_number = 0;

@@ -15,7 +15,7 @@ namespace {
 constexpr uint8_t kKindMask = 0x0F;
 constexpr uint8_t kThreadFollows = 0x10;
 constexpr uint8_t kArgsFollow = 0x20;    // syscall kinds only
-constexpr uint8_t kWritesFollow = 0x40;  // kSyscall, kPreempt, kRdtscPatch
+constexpr uint8_t kWritesFollow = 0x40;  // kSyscall, kSyscallEntered, kPreempt, kRdtscPatch
 constexpr uint8_t kFlagsFollow = 0x80;   // kSyscall only
 constexpr uint8_t kArgsMaskBits = 0x3F;  // one bit per argument
 
@@ -26,7 +26,7 @@ uint8_t allowed_flags(EventKind kind) {
     case EventKind::kSyscall:
       return kThreadFollows | kArgsFollow | kWritesFollow | kFlagsFollow;
     case EventKind::kSyscallEntered:
-      return kThreadFollows | kArgsFollow;
+      return kThreadFollows | kArgsFollow | kWritesFollow;
     case EventKind::kPreempt:
     case EventKind::kRdtscPatch:
       return kThreadFollows | kWritesFollow;
@@ -45,8 +45,8 @@ inline size_t string_bound(const std::string& s) { return kMaxVarint64Bytes + s.
 // mask and six args, result, flags and the write count.
 size_t encoded_bound(const Event& event) {
   size_t bound = 1 + 5 + 5 + 1 + 6 * kMaxVarint64Bytes + kMaxVarint64Bytes + 5 + kMaxVarint64Bytes;
-  if (event.kind == EventKind::kSyscall || event.kind == EventKind::kPreempt ||
-      event.kind == EventKind::kRdtscPatch) {
+  if (event.kind == EventKind::kSyscall || event.kind == EventKind::kSyscallEntered ||
+      event.kind == EventKind::kPreempt || event.kind == EventKind::kRdtscPatch) {
     for (const MemoryWrite& write : event.writes) {
       bound += 2 * kMaxVarint64Bytes + write.bytes.size();
     }
@@ -151,6 +151,10 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
       if (mask != 0) {
         kind |= kArgsFollow;
         p = put_args(p, event.args, mask);
+      }
+      if (!event.writes.empty()) {
+        kind |= kWritesFollow;
+        p = put_writes(p, event.writes, state);
       }
       break;
     }
@@ -487,6 +491,7 @@ bool FrameDecoder::decode_event(Event* event) {
         REPRO_DECODE(args(&event->args));
       }
       if (kind == EventKind::kSyscallEntered) {
+        REPRO_DECODE(writes());
         break;
       }
       REPRO_DECODE(varint(&u64, "bad syscall result"));

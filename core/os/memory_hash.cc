@@ -22,9 +22,6 @@
 namespace repro::os {
 namespace {
 
-// The x86-64 ABI lets a function use 128 bytes below its stack pointer.
-constexpr uint64_t kRedZoneBytes = 128;
-
 // Hashes the pages of [start, end) of `pid` that read, up to the first
 // that does not, as zeros below `dead_end`; visits each and appends those
 // that are not all zeros to `pages`.

@@ -26,6 +26,10 @@ namespace repro::os {
 /// hashes and copies memory in pages of this size.
 constexpr uint64_t kPageBytes = 4096;
 
+/// The x86-64 ABI lets a function use this much below its stack pointer:
+/// live memory, though below rsp.
+inline constexpr uint64_t kRedZoneBytes = 128;
+
 /// The hash of one page of writable memory (XXH3-64 of its kPageBytes
 /// bytes). The recorder copies it into a format::PageHash (core/os does not
 /// depend on core/format).

@@ -18,6 +18,22 @@ constexpr uint64_t kErrOffset = kMcontextOffset + 152;
 constexpr uint64_t kTrapnoOffset = kMcontextOffset + 160;
 constexpr uint64_t kCr2Offset = kMcontextOffset + 176;
 constexpr uint64_t kFpstatePointerOffset = kMcontextOffset + 184;
+// Then: reserved1[8] (64 bytes, never written), uc_sigmask (8), and the
+// 128-byte siginfo, written only for SA_SIGINFO; 440 bytes in all. The
+// interrupted rsp is the sigcontext's 16th register; uc_stack holds the
+// alternate stack (ss_sp, ss_flags, ss_size).
+constexpr uint64_t kReservedOffset = kMcontextOffset + 192;
+constexpr uint64_t kReservedBytes = 64;
+constexpr uint64_t kSiginfoOffset = kMcontextOffset + 256 + 8;
+constexpr uint64_t kFrameBytes = kSiginfoOffset + 128;
+constexpr uint64_t kInterruptedRspOffset = kMcontextOffset + 15 * 8;
+constexpr uint64_t kEflagsOffset = kMcontextOffset + 17 * 8;
+constexpr uint64_t kResumeFlag = 0x10000;
+constexpr uint64_t kAltStackOffset = 8 + 8 + 8;
+// The kernel's red zone skip, and the largest alignment gaps it leaves:
+// below the FPU state (64-byte aligned) and below the frame (16).
+constexpr uint64_t kRedZoneBytes = 128;
+constexpr uint64_t kFpstateAlignment = 64;
 
 // The XSAVE area in a frame (arch/x86/include/uapi/asm/sigcontext.h): the
 // 512-byte legacy (FXSAVE) region, whose bytes 464..511 hold the kernel's
@@ -34,6 +50,14 @@ struct SwBytes {
   uint64_t xfeatures;
   uint32_t xstate_size;
 };
+
+Status fill_zeros(pid_t tid, uint64_t start, uint64_t end) {
+  if (end <= start) {
+    return Status::ok();
+  }
+  std::string zeros(end - start, '\0');
+  return write_memory(tid, start, zeros.data(), zeros.size());
+}
 
 }  // namespace
 
@@ -71,6 +95,58 @@ Status normalize_frame_fpu_state(pid_t tid, uint64_t handler_rsp, const std::str
   std::memset(area.data() + kLegacyBytes, 0, kHeaderBytes);
   std::memcpy(area.data() + kLegacyBytes, &sw.xfeatures, sizeof sw.xfeatures);
   return write_memory(tid, fpstate, area.data(), area.size());
+}
+
+Status fill_frame_slack(pid_t tid, uint64_t handler_rsp, const siginfo_t& info) {
+  uint64_t interrupted_rsp = 0;
+  uint64_t fpstate = 0;
+  struct {
+    uint64_t sp;
+    int32_t flags;
+    int32_t pad;
+    uint64_t size;
+  } alt{};
+  REPRO_RETURN_IF_ERROR(read_memory(tid, handler_rsp + kInterruptedRspOffset, &interrupted_rsp,
+                                    sizeof interrupted_rsp));
+  REPRO_RETURN_IF_ERROR(
+      read_memory(tid, handler_rsp + kFpstatePointerOffset, &fpstate, sizeof fpstate));
+  REPRO_RETURN_IF_ERROR(read_memory(tid, handler_rsp + kAltStackOffset, &alt, sizeof alt));
+  // The top the kernel built the frame down from: the alternate stack's,
+  // or the interrupted stack's below its red zone.
+  bool on_alt_stack = alt.size != 0 && handler_rsp >= alt.sp && handler_rsp < alt.sp + alt.size;
+  uint64_t top = on_alt_stack ? alt.sp + alt.size : interrupted_rsp - kRedZoneBytes;
+  uint64_t bottom = on_alt_stack ? alt.sp : 0;
+
+  // Each part on its own: one that cannot be written (a red zone below a
+  // small alternate stack's mapping) does not keep the others as they were.
+  (void)fill_zeros(tid, std::max(handler_rsp - kRedZoneBytes, bottom), handler_rsp);
+  (void)fill_zeros(tid, handler_rsp + kReservedOffset,
+                   handler_rsp + kReservedOffset + kReservedBytes);
+  (void)write_memory(tid, handler_rsp + kSiginfoOffset, &info, sizeof info);
+  // RF, which the processor sets for a thread stopped inside a rep string
+  // instruction, and which replay, reaching that point otherwise, lacks.
+  uint64_t eflags = 0;
+  if (read_memory(tid, handler_rsp + kEflagsOffset, &eflags, sizeof eflags).is_ok() &&
+      (eflags & kResumeFlag)) {
+    eflags &= ~kResumeFlag;
+    (void)write_memory(tid, handler_rsp + kEflagsOffset, &eflags, sizeof eflags);
+  }
+  if (fpstate == 0) {
+    return Status::ok();
+  }
+  uint64_t frame_end = handler_rsp + kFrameBytes;
+  if (fpstate >= frame_end && fpstate - frame_end < kFpstateAlignment) {
+    (void)fill_zeros(tid, frame_end, fpstate);
+  }
+  SwBytes sw{};
+  REPRO_RETURN_IF_ERROR(read_memory(tid, fpstate + kSwBytesOffset, &sw, sizeof sw));
+  if (sw.magic1 == kFpXstateMagic1) {
+    uint64_t fpstate_end = fpstate + sw.extended_size;
+    if (top >= fpstate_end && top - fpstate_end < kFpstateAlignment) {
+      (void)fill_zeros(tid, fpstate_end, top);
+    }
+  }
+  return Status::ok();
 }
 
 }  // namespace repro::os

@@ -9,6 +9,7 @@
 // frames of asynchronous signals, so the frames, and hence the memory that
 // names preemption points, are identical.
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -33,5 +34,16 @@ Status clear_frame_trap_info(pid_t tid, uint64_t handler_rsp);
 /// handler returns, where preemption points' memory hashes see them.
 /// The state the frame restores is the same. Requires: as above.
 Status normalize_frame_fpu_state(pid_t tid, uint64_t handler_rsp, const std::string& xstate);
+
+/// Fills the bytes around that frame which the kernel leaves as they were
+/// (old, dead stack, whose content differs between record and replay): the
+/// handler's red zone below it, the unused words of the sigcontext, the
+/// siginfo of a handler without SA_SIGINFO (given `info`, the one delivered,
+/// as SA_SIGINFO has it) and the alignment gaps around the FPU state; and
+/// clears RF in the saved eflags (set for a thread stopped inside a rep
+/// string instruction when recorded, not when replay got there). Why: a
+/// preemption point inside the handler hashes them as live memory.
+/// Best effort: a part that cannot be written is left. Requires: as above.
+Status fill_frame_slack(pid_t tid, uint64_t handler_rsp, const siginfo_t& info);
 
 }  // namespace repro::os

@@ -203,6 +203,39 @@ Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t addres
   return result;
 }
 
+std::optional<RepeatedString> repeated_string_at(const uint8_t* code, size_t size) {
+  if (!decoder().ok()) {
+    return std::nullopt;
+  }
+  cs_insn* insn = nullptr;
+  if (cs_disasm(decoder().handle(), code, size, 0, 1, &insn) != 1) {
+    return std::nullopt;
+  }
+  std::optional<RepeatedString> found;
+  const cs_x86& x86 = insn->detail->x86;
+  // movs (0xa4, 0xa5), stos (0xaa, 0xab), lods (0xac, 0xad): not cmps or
+  // scas, whose compare may end them early, nor the SSE movsd (f2 0f 10).
+  // rep or repne (alike for these), and no 0x67 prefix, which would count
+  // in ecx and address with esi/edi.
+  const uint8_t opcode = x86.opcode[0];
+  bool string_op = x86.opcode[1] == 0 && (opcode == 0xa4 || opcode == 0xa5 || opcode == 0xaa ||
+                                          opcode == 0xab || opcode == 0xac || opcode == 0xad);
+  if (string_op && (x86.prefix[0] == X86_PREFIX_REP || x86.prefix[0] == X86_PREFIX_REPNE) &&
+      x86.prefix[3] == 0) {
+    // Element size from the encoding (capstone names some prefix orders
+    // wrongly): even opcodes move bytes; odd ones 8 with REX.W, 2 with
+    // 0x66, else 4.
+    RepeatedString op;
+    op.length = static_cast<uint8_t>(insn->size);
+    op.element_bytes = (opcode & 1) == 0 ? 1 : (x86.rex & 8) ? 8 : x86.prefix[2] == 0x66 ? 2 : 4;
+    op.uses_rsi = opcode <= 0xa5 || opcode >= 0xac;
+    op.uses_rdi = opcode <= 0xab;
+    found = op;
+  }
+  cs_free(insn, 1);
+  return found;
+}
+
 std::vector<TscInstruction> find_rdtsc_instructions(const uint8_t* code, size_t size,
                                                     uint64_t address) {
   std::vector<TscInstruction> found;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace repro::patch {
@@ -33,6 +34,21 @@ struct Instruction {
 /// Decodes the instruction at the start of `code` (up to `size` bytes),
 /// which lives at `address`. Thread-safe.
 Instruction decode_instruction(const uint8_t* code, size_t size, uint64_t address);
+
+/// A rep-prefixed string instruction that repeats a fixed count of times
+/// (movs, stos, lods: no compare ends it early). It runs in iterations,
+/// each leaving rip on it with rcx counting down and rsi/rdi moved on, so a
+/// thread can stand in its middle.
+struct RepeatedString {
+  uint8_t length = 0;         // of the instruction
+  uint8_t element_bytes = 0;  // moved per iteration: 1, 2, 4 or 8
+  bool uses_rsi = false;      // movs, lods
+  bool uses_rdi = false;      // movs, stos
+};
+
+/// The rep movs/stos/lods instruction at the start of `code`, with 64-bit
+/// addressing; nullopt for anything else. Thread-safe.
+std::optional<RepeatedString> repeated_string_at(const uint8_t* code, size_t size);
 
 /// The shortest run of movable instructions at the start of `code` that
 /// is at least kJumpLength bytes long, or an empty vector. A run of one

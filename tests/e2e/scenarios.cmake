@@ -55,6 +55,7 @@ set(REPRO_SCENARIOS
   "memory_divergence 120"
   "mmap_special_file 120"
   "output_divergence 120"
+  "python_itimer_prof 900"
   "real_make 600"
   "real_python_threads 600"
   "real_shell_pipeline 300"

@@ -69,6 +69,7 @@ std::vector<Event> one_of_each_kind() {
   e.thread = 1;
   e.syscall_number = 202;
   e.args = {kU64Max, 0, 7, 0, 9, 1};
+  e.writes = {{0x555555558100, std::string("\x12\x34\x00\x80", 4)}};  // a PI futex word
   events.push_back(e);
 
   e = Event{};

@@ -42,6 +42,37 @@ TEST_CASE("branches and calls are steppable but stay in place") {
   CHECK(decode({0xaa}).kind == InstructionKind::kMovable);                // stosb alone
 }
 
+TEST_CASE("rep movs, stos and lods are repeated string instructions with their element size") {
+  auto at = [](std::vector<uint8_t> bytes) {
+    bytes.resize(16, 0x90);
+    return repro::patch::repeated_string_at(bytes.data(), bytes.size());
+  };
+  auto movsb = at({0xf3, 0xa4});
+  REQUIRE(movsb);
+  CHECK(movsb->length == 2);
+  CHECK(movsb->element_bytes == 1);
+  CHECK((movsb->uses_rsi && movsb->uses_rdi));
+  auto movsq = at({0xf3, 0x48, 0xa5});
+  REQUIRE(movsq);
+  CHECK(movsq->length == 3);
+  CHECK(movsq->element_bytes == 8);
+  auto stosd = at({0xf3, 0xab});
+  REQUIRE(stosd);
+  CHECK(stosd->element_bytes == 4);
+  CHECK((!stosd->uses_rsi && stosd->uses_rdi));
+  auto stosw = at({0x66, 0xf3, 0xab});
+  REQUIRE(stosw);
+  CHECK(stosw->element_bytes == 2);
+  auto lodsb = at({0xf3, 0xac});
+  REQUIRE(lodsb);
+  CHECK((lodsb->uses_rsi && !lodsb->uses_rdi));
+  CHECK_FALSE(at({0xa4}));                    // movsb without rep: one step
+  CHECK_FALSE(at({0xf3, 0xa6}));              // repe cmpsb: a compare may end it early
+  CHECK_FALSE(at({0xf2, 0xae}));              // repne scasb
+  CHECK_FALSE(at({0x67, 0xf3, 0xa4}));        // 32-bit addressing
+  CHECK_FALSE(at({0xf2, 0x0f, 0x10, 0xc1}));  // movsd xmm0, xmm1 (SSE, not a string)
+}
+
 TEST_CASE("plain instructions are movable, rip-relative ones with their displacement") {
   auto add = decode({0x48, 0x01, 0xd8});  // add rax, rbx
   CHECK(add.kind == InstructionKind::kMovable);
