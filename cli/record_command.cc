@@ -82,6 +82,12 @@ class RecordCommand : public Command {
         ->capture_default_str()
         ->check(CLI::Range(1, 100))
         ->needs("--chaos");
+    sub->add_option("--points", points_,
+                    "over how many scheduling points (syscall exits) the chaos policy spreads "
+                    "its change points: about as many as a run of the program makes")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 100000000u))
+        ->needs("--chaos");
     sub->add_option("--linger", linger_,
                     "seconds to go on recording the processes the program leaves running "
                     "(daemons, background jobs) after its first process exits, before stopping "
@@ -119,6 +125,7 @@ class RecordCommand : public Command {
     if (chaos_) {
       options.chaos = true;
       options.chaos_depth = depth_;
+      options.chaos_points = points_;
       options.seed = seed_ ? *seed_ : random_seed();
       fmt::print(stderr, "repro: chaos scheduling, seed {} (depth {})\n", options.seed, depth_);
     }
@@ -164,6 +171,7 @@ class RecordCommand : public Command {
   bool chaos_ = false;
   std::optional<uint64_t> seed_;
   uint32_t depth_ = 3;
+  uint32_t points_ = tracer::ChaosOptions{}.expected_points;
   std::vector<std::string> argv_;
 };
 

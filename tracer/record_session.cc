@@ -180,7 +180,7 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   if (options.chaos) {
     header.scheduler.policy = "chaos";
     header.scheduler.depth = options.chaos_depth;
-    header.scheduler.expected_points = ChaosOptions{}.expected_points;
+    header.scheduler.expected_points = options.chaos_points;
   }
   header.scheduler.base_slice_ms = static_cast<uint32_t>(options.time_slice.count());
   header.start_time_ns = static_cast<uint64_t>(

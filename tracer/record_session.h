@@ -69,6 +69,7 @@ struct RecordOptions {
   /// slice `time_slice`) instead of round robin.
   bool chaos = false;
   uint32_t chaos_depth = 3;
+  uint32_t chaos_points = ChaosOptions{}.expected_points;  // over how many syscall exits
   bool pin_to_one_cpu = true;            // tracer and tracees share one CPU (cheaper stops)
   /// Called with a warning line (the host runs repro degraded, ...).
   std::function<void(const std::string&)> on_warning;
