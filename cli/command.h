@@ -24,5 +24,6 @@ std::unique_ptr<Command> make_check_command();
 std::unique_ptr<Command> make_record_command();
 std::unique_ptr<Command> make_replay_command();
 std::unique_ptr<Command> make_doctor_command();
+std::unique_ptr<Command> make_hunt_command();
 
 }  // namespace repro::cli

@@ -32,6 +32,8 @@ target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCAL
 # exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
 repro_scenario_program(scenario_exec_mount_namespace exec_mount_namespace_program.c)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
+repro_scenario_program(scenario_hunt_window hunt_window_program.c)
+target_link_libraries(scenario_hunt_window PRIVATE Threads::Threads)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
 repro_scenario_program(scenario_mmap_socket mmap_socket_program.c)
@@ -48,6 +50,7 @@ set(REPRO_SCENARIOS
   "doctor 120"
   "exec_mount_namespace 120"
   "interrupted_recording 300"
+  "hunt 900"
   "isolation 120"
   "jit_rdtsc 120"
   "leftover_processes 180"

@@ -1,0 +1,135 @@
+// `repro hunt [-n RUNS] [-j JOBS] [--until TRIGGER]... -- PROG [ARGS...]`:
+// records PROG under the chaos scheduler, a new seed each run, until a
+// trigger fires; keeps and confirms that trace.
+
+#include <fmt/core.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "hunter/hunt.h"
+
+namespace repro::cli {
+namespace {
+
+class HuntCommand : public Command {
+ public:
+  void declare(CLI::App* sub) override {
+    sub->add_option("-n,--runs", runs_, "record at most this many times")
+        ->capture_default_str()
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+    sub->add_option("-j,--jobs", jobs_, "recordings at once (default: the number of CPUs)")
+        ->check(CLI::Range(1u, 1024u));
+    sub->add_option("--until", until_,
+                    "what counts as the failure, repeatable: exit (non-zero status, the "
+                    "default), exit:N, signal[:NAME], output:REGEX, timeout:SECS");
+    sub->add_option("--depth", depth_, "the chaos policy's depth (see record --depth)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    sub->add_option("--points", points_,
+                    "spread change points over this many syscall exits (default: as many as a "
+                    "first plain recording makes)")
+        ->check(CLI::Range(1u, 100000000u));
+    sub->add_option("--seed", seed_, "the first seed (default: a random one)");
+    sub->add_option("--shard", shard_,
+                    "K/N: take every N-th seed starting at the K-th, so N machines share a hunt");
+    sub->add_option("-o,--output", output_, "directory for the traces")->capture_default_str();
+    sub->add_option("program", argv_, "the program and its arguments (after --)")->required();
+    sub->footer(
+        "Exit status: 0 when a failure was caught (its trace is kept and replayed once to\n"
+        "confirm it), 1 when none was in RUNS recordings, 64 for a bad command line.");
+  }
+
+  int run() override {
+    hunter::HuntOptions options;
+    std::error_code ec;
+    options.repro_path = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    options.argv = argv_;
+    options.runs = runs_;
+    options.jobs = jobs_ ? *jobs_ : std::max(1u, std::thread::hardware_concurrency());
+    options.depth = depth_;
+    options.points = points_.value_or(0);
+    options.out_dir = output_;
+    for (const std::string& word : until_) {
+      auto trigger = hunter::parse_trigger(word);
+      if (!trigger.is_ok()) {
+        return report_error(trigger.status());
+      }
+      options.triggers.push_back(std::move(*trigger));
+    }
+    if (!shard_.empty()) {
+      unsigned k = 0, n = 0;
+      char extra = 0;
+      if (std::sscanf(shard_.c_str(), "%u/%u%c", &k, &n, &extra) != 2 || n == 0 || k >= n) {
+        return report_error(Status::error(StatusCode::kInvalidArgument,
+                                          "--shard: expected K/N with 0 <= K < N"));
+      }
+      options.shard = k;
+      options.shards = n;
+    }
+    if (seed_) {
+      options.first_seed = *seed_;
+    } else if (getrandom(&options.first_seed, sizeof options.first_seed, 0) !=
+               sizeof options.first_seed) {
+      options.first_seed = static_cast<uint64_t>(getpid());
+    }
+    options.first_seed &= (uint64_t{1} << 48) - 1;  // room to count up
+    bool terminal = isatty(STDERR_FILENO);
+    uint64_t lines = 0;
+    options.on_progress = [&](const std::string& line, bool live) {
+      if (live && terminal) {
+        fmt::print(stderr, "\rrepro: hunt: {}\x1b[K", line);
+        std::fflush(stderr);
+      } else if (!live || ++lines % 10 == 0) {
+        fmt::print(stderr, "repro: hunt: {}\n", line);
+      }
+    };
+    fmt::print(stderr, "repro: hunting with seeds from {} (up to {} runs, {} at once) in {}\n",
+               options.first_seed + options.shard, options.runs, options.jobs, output_);
+    auto outcome = hunter::hunt(options);
+    if (terminal) {
+      fmt::print(stderr, "\n");
+    }
+    if (!outcome.is_ok()) {
+      return report_error(outcome.status());
+    }
+    if (!outcome->caught) {
+      fmt::print(stderr, "repro: hunt: no failure in {} runs (change points over {} syscalls)\n",
+                 outcome->runs, outcome->points);
+      return 1;
+    }
+    fmt::print(stderr,
+               "repro: hunt: caught `{}` (status {}) after {} runs, seed {}\n"
+               "repro: hunt: trace {}\n"
+               "repro: hunt: {}\n",
+               outcome->trigger, outcome->status, outcome->runs, outcome->seed, outcome->trace,
+               outcome->replay_summary);
+    fmt::print(stderr, "repro: hunt: again: repro record --chaos --seed {} --depth {} --points {} -- ...\n",
+               outcome->seed, depth_, outcome->points);
+    return 0;
+  }
+
+ private:
+  uint64_t runs_ = 1000;
+  std::optional<unsigned> jobs_;
+  std::vector<std::string> until_;
+  uint32_t depth_ = 3;
+  std::optional<uint32_t> points_;
+  std::optional<uint64_t> seed_;
+  std::string shard_;
+  std::string output_ = "repro-hunt";
+  std::vector<std::string> argv_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_hunt_command() { return std::make_unique<HuntCommand>(); }
+
+}  // namespace repro::cli
