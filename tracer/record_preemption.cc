@@ -111,7 +111,19 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
     return false;
   };
   uint64_t previous_end = 0;
-  REPRO_ASSIGN_OR_RETURN(bool sigtrap_blocked, os::sigtrap_blocked(t.tid));
+  // The mask as the program has it, put back however this ends: a step's
+  // trap unblocks SIGTRAP (os::sigtrap_blocked).
+  REPRO_ASSIGN_OR_RETURN(const uint64_t program_mask, os::signal_mask(t.tid));
+  struct MaskRestorer {
+    pid_t tid;
+    uint64_t mask;
+    bool needed = false;
+    ~MaskRestorer() {
+      if (needed) {
+        (void)os::set_signal_mask(tid, mask);  // a thread gone meanwhile needs none
+      }
+    }
+  } restorer{t.tid, program_mask};
   for (int steps = 0;; ++steps) {
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
     if (steps > 0 && regs.rip != previous_end) {
@@ -156,6 +168,7 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
         return StepOutcome::kNotFound;
       }
     }
+    restorer.needed = true;
     seen.push_back(regs.rip);
     previous_end = regs.rip + instruction.length;
     if (ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, 0) != 0) {
@@ -178,9 +191,6 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
     if (!step_trap) {
       deferred_stops_.emplace_back(t.tid, status);
       return StepOutcome::kStoppedOtherwise;
-    }
-    if (sigtrap_blocked) {
-      REPRO_RETURN_IF_ERROR(os::block_sigtrap(t.tid));  // the step's trap unblocked it
     }
   }
 }

@@ -255,7 +255,8 @@ class RecordSession {
   /// kStoppedOtherwise: a stop other than the step's came first; it is
   /// queued in deferred_stops_ for the main loop. With
   /// `unless_signal_pending`, a thread that would have to be stepped while
-  /// a signal is pending for it stays where it is (kNotFound).
+  /// a signal is pending for it stays where it is (kNotFound). The signal
+  /// mask is the program's again when this returns.
   Result<StepOutcome> step_to_relocatable(Thread& t, bool unless_signal_pending = false);
 
   Status log(const format::Event& event);

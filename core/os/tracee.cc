@@ -223,24 +223,29 @@ Result<SignalDisposition> signal_disposition(pid_t tid, int signal) {
   return SignalDisposition::kDefault;
 }
 
-Result<bool> sigtrap_blocked(pid_t tid) {
+Result<uint64_t> signal_mask(pid_t tid) {
   uint64_t mask = 0;
   if (ptrace(PTRACE_GETSIGMASK, tid, sizeof mask, &mask) != 0) {
     return ptrace_error(errno, "reading the signal mask", tid);
   }
-  return (mask & (uint64_t{1} << (SIGTRAP - 1))) != 0;
+  return mask;
 }
 
-Status block_sigtrap(pid_t tid) {
-  uint64_t mask = 0;
-  if (ptrace(PTRACE_GETSIGMASK, tid, sizeof mask, &mask) != 0) {
-    return ptrace_error(errno, "reading the signal mask", tid);
-  }
-  mask |= uint64_t{1} << (SIGTRAP - 1);
+Status set_signal_mask(pid_t tid, uint64_t mask) {
   if (ptrace(PTRACE_SETSIGMASK, tid, sizeof mask, &mask) != 0) {
     return ptrace_error(errno, "setting the signal mask", tid);
   }
   return Status::ok();
+}
+
+Result<bool> sigtrap_blocked(pid_t tid) {
+  REPRO_ASSIGN_OR_RETURN(uint64_t mask, signal_mask(tid));
+  return (mask & (uint64_t{1} << (SIGTRAP - 1))) != 0;
+}
+
+Status block_sigtrap(pid_t tid) {
+  REPRO_ASSIGN_OR_RETURN(uint64_t mask, signal_mask(tid));
+  return set_signal_mask(tid, mask | (uint64_t{1} << (SIGTRAP - 1)));
 }
 
 Result<bool> has_deliverable_signal(pid_t tid) {

@@ -71,6 +71,10 @@ inline bool is_job_stop_signal(int signal) {
 /// block it again after (PTRACE_SETSIGMASK). Require: `tid` ptrace-stopped.
 Result<bool> sigtrap_blocked(pid_t tid);
 Status block_sigtrap(pid_t tid);
+/// The blocked-signal mask of a ptrace-stopped thread (bit N-1: signal N),
+/// read and set with PTRACE_GETSIGMASK/SETSIGMASK.
+Result<uint64_t> signal_mask(pid_t tid);
+Status set_signal_mask(pid_t tid, uint64_t mask);
 /// True if a signal is pending for `tid` (or its process) and not blocked.
 Result<bool> has_deliverable_signal(pid_t tid);
 
