@@ -90,7 +90,7 @@ Status RecordSession::on_interrupted(Thread& t) {
 }
 
 Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
-                                                                      bool unless_signal_pending) {
+                                                                      bool hold_pending_signals) {
   // A run of several short instructions is a good point only where the
   // thread has been before in this walk (it goes round a loop) and no jump
   // seen so far lands inside the run; replay checks the same way.
@@ -160,12 +160,20 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
     if (instruction.kind == patch::InstructionKind::kStop || steps == kMaxStepsToRelocatable) {
       return StepOutcome::kNotFound;
     }
-    if (steps == 0 && unless_signal_pending) {
+    if (steps == 0 && hold_pending_signals) {
       // Checked only now: reading /proc costs more than the usual case,
-      // a thread already at a good point.
-      REPRO_ASSIGN_OR_RETURN(bool pending, os::has_deliverable_signal(t.tid));
-      if (pending) {
+      // a thread already at a good point. A pending signal would come at
+      // the first step, before the one held back, where natively it comes
+      // after: it stays blocked while the thread is stepped (a profiling
+      // timer that fired again, a mask that let several through). A
+      // SIGTRAP pending is one of our own traps: the thread is not stepped.
+      REPRO_ASSIGN_OR_RETURN(uint64_t pending, os::pending_signals(t.tid));
+      pending &= ~program_mask;
+      if (pending & (uint64_t{1} << (SIGTRAP - 1))) {
         return StepOutcome::kNotFound;
+      }
+      if (pending != 0) {
+        REPRO_RETURN_IF_ERROR(os::set_signal_mask(t.tid, program_mask | pending));
       }
     }
     restorer.needed = true;

@@ -1344,12 +1344,12 @@ Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
     // An asynchronous signal may come a few instructions later than it
     // landed: the thread is stepped (the signal held back) to a point
     // replay finds without a stop per visit, as at the end of a slice, and
-    // the signal delivered there. Stop signals are left where they are,
-    // and so is a signal with others pending (unblocking a mask delivers
-    // them all at once; held back, each would come before the other).
+    // the signal delivered there. Stop signals are left where they are.
+    // Signals pending meanwhile stay pending (blocked while stepping) and
+    // come after this one, as they would have.
     if (!is_stop_signal(signal)) {
       REPRO_ASSIGN_OR_RETURN(StepOutcome outcome,
-                             step_to_relocatable(t, /*unless_signal_pending=*/true));
+                             step_to_relocatable(t, /*hold_pending_signals=*/true));
       if (outcome == StepOutcome::kStoppedOtherwise) {
         // Another stop came first (a second signal, a fault) and waits in
         // deferred_stops_: send the held signal again; it comes back later

@@ -254,10 +254,12 @@ class RecordSession {
   /// replay can watch with a trampoline (core/patch/instruction.h).
   /// kStoppedOtherwise: a stop other than the step's came first; it is
   /// queued in deferred_stops_ for the main loop. With
-  /// `unless_signal_pending`, a thread that would have to be stepped while
-  /// a signal is pending for it stays where it is (kNotFound). The signal
-  /// mask is the program's again when this returns.
-  Result<StepOutcome> step_to_relocatable(Thread& t, bool unless_signal_pending = false);
+  /// `hold_pending_signals` (t at the delivery-stop of a signal held back),
+  /// signals pending for t stay blocked while it is stepped, so they come
+  /// after the held one, as natively; with a SIGTRAP pending, t is not
+  /// stepped (kNotFound). The signal mask is the program's again when this
+  /// returns.
+  Result<StepOutcome> step_to_relocatable(Thread& t, bool hold_pending_signals = false);
 
   Status log(const format::Event& event);
   Thread* find(pid_t tid);

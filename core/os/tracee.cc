@@ -248,6 +248,11 @@ Status block_sigtrap(pid_t tid) {
   return set_signal_mask(tid, mask | (uint64_t{1} << (SIGTRAP - 1)));
 }
 
+Result<uint64_t> pending_signals(pid_t tid) {
+  REPRO_ASSIGN_OR_RETURN(SignalMasks mask, SignalMasks::read(tid));
+  return mask["SigPnd:\t"] | mask["ShdPnd:\t"];
+}
+
 Result<bool> has_deliverable_signal(pid_t tid) {
   REPRO_ASSIGN_OR_RETURN(SignalMasks mask, SignalMasks::read(tid));
   return ((mask["SigPnd:\t"] | mask["ShdPnd:\t"]) & ~mask["SigBlk:\t"]) != 0;
