@@ -143,11 +143,12 @@ void RecordSession::warn_once(const std::string& key, const std::string& message
   }
 }
 
-void RecordSession::strip_clone_untraced(Thread& t, os::Registers& regs) {
-  if (t.syscall_number == SYS_clone && (regs.rdi & CLONE_UNTRACED)) {
-    regs.rdi &= ~static_cast<uint64_t>(CLONE_UNTRACED);
-    // t.args keep the program's flags: the event shows what it asked for.
+bool RecordSession::strip_clone_untraced(Thread& t, os::Registers& regs) {
+  if (t.syscall_number != SYS_clone || !(regs.rdi & CLONE_UNTRACED)) {
+    return false;
   }
+  regs.rdi &= ~static_cast<uint64_t>(CLONE_UNTRACED);
+  return true;  // t.args keep the program's flags: the event shows what it asked for
 }
 
 void RecordSession::stop_for_emulated_tracer(Thread& target, int wait_status) {

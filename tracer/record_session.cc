@@ -649,8 +649,7 @@ Status RecordSession::on_syscall_entry(Thread& t) {
       return Status::ok();
     }
   }
-  if (t.syscall_number == SYS_clone && (regs.rdi & CLONE_UNTRACED)) {
-    strip_clone_untraced(t, regs);
+  if (strip_clone_untraced(t, regs)) {
     REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   }
 

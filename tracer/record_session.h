@@ -186,8 +186,9 @@ class RecordSession {
   /// At the entry of t's wait4/waitid: if it waits for a thread it traces
   /// (emulated), answers in place with that thread's stop and returns true.
   Result<bool> emulate_wait_for_ptrace_stop(Thread& t);
-  /// clone(CLONE_UNTRACED) loses the flag in `regs`: the child is recorded.
-  void strip_clone_untraced(Thread& t, os::Registers& regs);
+  /// clone(CLONE_UNTRACED) loses the flag in `regs`, so the child is
+  /// recorded; true if t's syscall was such a clone.
+  bool strip_clone_untraced(Thread& t, os::Registers& regs);
   void stop_for_emulated_tracer(Thread& target, int wait_status);
   /// Stops t, at a ptrace-stop of ours, for its emulated tracer: it gives
   /// up the CPU, and a wait of its tracer reports `wait_status`.

@@ -22,6 +22,18 @@
 namespace repro::format {
 namespace {
 
+// Renames a finished temporary copy to its content-addressed name; on
+// failure the temporary copy is removed and the error names both paths.
+Status move_into_place(const std::string& temp_path, const std::string& final_path) {
+  if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
+    Status status =
+        Status::from_errno(errno, fmt::format("renaming '{}' to '{}'", temp_path, final_path));
+    ::unlink(temp_path.c_str());
+    return status;
+  }
+  return Status::ok();
+}
+
 // Bytes read per call when hashing or copying a file into files/.
 constexpr size_t kCopyChunkBytes = 1024 * 1024;
 
@@ -232,11 +244,8 @@ Result<std::string> TraceWriter::Impl::copy_into_files(int source_fd,
   }
   std::string id = hasher.content_id();
   std::string final_path = join_path(files_dir_, id);
-  if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    Status status =
-        Status::from_errno(errno, fmt::format("renaming '{}' to '{}'", temp_path, final_path));
-    ::unlink(temp_path.c_str());
-    return fail(status);
+  if (Status moved = move_into_place(temp_path, final_path); !moved.is_ok()) {
+    return fail(moved);
   }
   return id;
 }
@@ -330,11 +339,8 @@ Result<std::string> TraceWriter::Impl::store_mapped_range(const std::string& pat
     ::unlink(temp_path.c_str());
     return id;
   }
-  if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    Status status =
-        Status::from_errno(errno, fmt::format("renaming '{}' to '{}'", temp_path, final_path));
-    ::unlink(temp_path.c_str());
-    return fail(status);
+  if (Status moved = move_into_place(temp_path, final_path); !moved.is_ok()) {
+    return fail(moved);
   }
   return id;
 }
