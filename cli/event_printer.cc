@@ -99,8 +99,24 @@ std::string describe_event(uint64_t index, const format::Event& e) {
                          e.content_id);
     case format::EventKind::kSyscallBatch:
       return fmt::format("{} {} bytes", head, e.data.size());
+    case format::EventKind::kDeadlock: {
+      std::string report = prefix_lines("    ", e.data);
+      report.pop_back();  // its last newline: the caller ends the line
+      return fmt::format("{}\n{}", head, report);
+    }
   }
   return head;
+}
+
+std::string prefix_lines(const std::string& prefix, const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    out += prefix + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace repro::cli

@@ -9,6 +9,11 @@
 namespace repro::cli {
 
 /// "#12 t1 syscall read(3, 0x7ffe..., 4096) = 5 [writes 1: 5 bytes]".
+/// A kDeadlock event takes one more line per line of its report.
 std::string describe_event(uint64_t index, const format::Event& event);
+
+/// `text` with `prefix` before each of its lines (a deadlock report as
+/// repro's own stderr lines, or indented under its event).
+std::string prefix_lines(const std::string& prefix, const std::string& text);
 
 }  // namespace repro::cli

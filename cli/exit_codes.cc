@@ -30,7 +30,8 @@ const char* exit_codes_help() {
          "  64  bad command line\n"
          "  65  corrupt, truncated or incompatible trace\n"
          "  70  internal error in repro\n"
-         "  75  replay diverged from the trace (a report is printed)\n";
+         "  75  replay diverged from the trace (a report is printed)\n"
+         "  76  record, replay: every thread waited for another; repro ended the program\n";
 }
 
 }  // namespace repro::cli

@@ -15,6 +15,7 @@ constexpr int kExitUsage = 64;        // bad command line (EX_USAGE)
 constexpr int kExitBadTrace = 65;     // corrupt, truncated or incompatible trace (EX_DATAERR)
 constexpr int kExitInternal = 70;     // a broken invariant in repro itself (EX_SOFTWARE)
 constexpr int kExitDivergence = 75;   // replay did not follow the trace
+constexpr int kExitDeadlock = 76;     // the program deadlocked; repro ended it (record, replay)
 
 /// Prints "repro: error: <message>" and returns the exit status for `status`.
 int report_error(const Status& status);

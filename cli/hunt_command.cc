@@ -29,7 +29,7 @@ class HuntCommand : public Command {
         ->check(CLI::Range(1u, 1024u));
     sub->add_option("--until", until_,
                     "what counts as the failure, repeatable: exit (non-zero status, the "
-                    "default), exit:N, signal[:NAME], output:REGEX, timeout:SECS");
+                    "default), exit:N, signal[:NAME], output:REGEX, deadlock, timeout:SECS");
     sub->add_option("--depth", depth_, "the chaos policy's depth (see record --depth)")
         ->capture_default_str()
         ->check(CLI::Range(1, 100));

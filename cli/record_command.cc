@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "cli/event_printer.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_location.h"
 #include "tracer/record_session.h"
@@ -153,6 +154,12 @@ class RecordCommand : public Command {
       fmt::print(stderr, "repro: interrupted; {} events kept in {} (incomplete)\n",
                  outcome->event_count, dir);
       return 130;
+    }
+    if (!outcome->deadlock.empty()) {
+      fmt::print(stderr, "{}", prefix_lines("repro: ", "deadlock: " + outcome->deadlock));
+      fmt::print(stderr, "repro: the program was ended; {} events recorded to {}\n",
+                 outcome->event_count, dir);
+      return kExitDeadlock;
     }
     std::string patched;
     if (outcome->tsc_mode == format::TscMode::kPatch) {

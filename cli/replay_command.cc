@@ -57,6 +57,11 @@ class ReplayCommand : public Command {
       return code;
     }
     session->reset();
+    if (!outcome->deadlock.empty()) {
+      fmt::print(stderr, "{}",
+                 prefix_lines("repro: ", "deadlock, as recorded: " + outcome->deadlock));
+      return kExitDeadlock;
+    }
     return shell_status(outcome->wait_status);
   }
 

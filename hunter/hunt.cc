@@ -75,6 +75,11 @@ std::string program_output(const std::string& out, const std::string& err) {
   return output;
 }
 
+// Whether a run's stderr has the recorder's deadlock report.
+bool ended_in_deadlock(const std::string& err) {
+  return read_all(err).find("\nrepro: deadlock: ") != std::string::npos;
+}
+
 // A line `repro: error: ...` in a run's stderr: repro itself failed.
 std::string repro_error(const std::string& err) {
   std::istringstream lines(read_all(err));
@@ -250,6 +255,7 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
                            fmt::format("recording seed {}: {}", run.seed, error));
     }
     result.output = program_output(run.dir + ".out", run.dir + ".err");
+    result.deadlocked = ended_in_deadlock(run.dir + ".err");
     if (const Trigger* trigger = fired(triggers, result)) {
       caught = run;
       caught_result = result;

@@ -76,6 +76,10 @@ Result<Trigger> parse_trigger(const std::string& word) {
     }
     return trigger;
   }
+  if (word == "deadlock") {
+    trigger.kind = Trigger::Kind::kDeadlock;
+    return trigger;
+  }
   if (kind == "timeout" && has_argument) {
     char* end = nullptr;
     double seconds = std::strtod(argument.c_str(), &end);
@@ -105,6 +109,9 @@ const Trigger* fired(const std::vector<Trigger>& triggers, const RunResult& run)
         break;
       case Trigger::Kind::kOutput:
         fires = std::regex_search(run.output, *trigger.pattern);
+        break;
+      case Trigger::Kind::kDeadlock:
+        fires = run.deadlocked;
         break;
       case Trigger::Kind::kTimeout:
         fires = run.timed_out;

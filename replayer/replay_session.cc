@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "core/base/check.h"
+#include "core/diag/backtrace.h"
 #include "core/os/auxv.h"
 #include "core/os/host_probe.h"
 #include "core/os/signal_frame.h"
@@ -535,6 +536,7 @@ Result<ReplayOutcome> ReplaySession::run() {
   ReplayOutcome outcome;
   outcome.event_count = event_index_;
   outcome.recorded_wait_status = recorded_root_status_;
+  outcome.deadlock = deadlock_report_;
   if (reader_->state() != format::TraceState::kComplete) {
     kill_all();
   }
@@ -590,6 +592,8 @@ Status ReplaySession::replay_event(const format::Event& event) {
       mapped_path_ = event.path;
       mapped_offset_ = event.result;
       return Status::ok();
+    case format::EventKind::kDeadlock:
+      return on_deadlock(event);
     case format::EventKind::kSyscallBatch:
       return Status::error(StatusCode::kUnsupported,
                            fmt::format("event #{}: syscall batches are not supported by this "
@@ -702,6 +706,23 @@ Status ReplaySession::on_exec(const format::Event& event) {
                                                   scratch.second.size()));
   }
   return resume(t, PTRACE_SYSCALL);
+}
+
+Status ReplaySession::on_deadlock(const format::Event& event) {
+  (void)event;  // the recorder's own report; replay describes what it reached
+  std::string report = "every thread waits for another recorded thread:\n";
+  for (const auto& [index, t] : threads_) {
+    if (t.where == ReplayThread::Where::kGone) {
+      continue;
+    }
+    std::string where = t.where == ReplayThread::Where::kAtEntry
+                            ? describe_syscall(t.syscall_number, t.args)
+                            : std::string("a stop");
+    report += fmt::format("t{} (tid {}) in {}\n", index, t.tid, where);
+    report += diag::backtrace(t.pid, t.tid, mapped_files_.modules());
+  }
+  deadlock_report_ = report;
+  return Status::ok();
 }
 
 Status ReplaySession::on_thread_exit(const format::Event& event) {

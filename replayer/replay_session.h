@@ -55,6 +55,9 @@ struct ReplayOutcome {
   int wait_status = 0;           // raw wait status of the replayed first process
   int recorded_wait_status = 0;  // what the trace says it was
   uint64_t event_count = 0;
+  /// Non-empty if the recording ended in a deadlock (kDeadlock): what each
+  /// replayed thread stood at when replay reached it, with backtraces.
+  std::string deadlock;
 };
 
 class ReplaySession {
@@ -102,6 +105,9 @@ class ReplaySession {
   /// mmap or mprotect made executable.
   Status scan_code_made_executable(ReplayThread& t, const format::Event& event);
   Status on_thread_exit(const format::Event& event);
+  /// The recording ended in a deadlock here: notes where each thread
+  /// stands (the kThreadExit events of its SIGKILL follow).
+  Status on_deadlock(const format::Event& event);
 
   // Syscalls (replay_syscalls.cc).
   Status answer_syscall(ReplayThread& t, const format::Event& event);
@@ -232,6 +238,7 @@ class ReplaySession {
   int root_wait_status_ = 0;
   int recorded_root_status_ = 0;
   bool first_exec_done_ = false;
+  std::string deadlock_report_;  // on_deadlock's
 };
 
 }  // namespace repro::replayer

@@ -42,8 +42,8 @@ std::set<pid_t> processes_of(const auto& threads) {
 
 void RecordSession::on_root_gone() {
   std::set<pid_t> processes = processes_of(threads_);
-  if (processes.empty() || control_signals_ >= 2) {
-    return;  // none left, or all of them being killed already
+  if (processes.empty() || control_signals_ >= 2 || !deadlock_report_.empty()) {
+    return;  // none left, or all of them being killed already (interrupted, deadlocked)
   }
   root_gone_at_ = std::chrono::steady_clock::now();
   if (!options_.on_notice) {

@@ -3,7 +3,6 @@
 
 #include "tracer/pi_futex.h"
 
-#include <fcntl.h>
 #include <fmt/core.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -13,7 +12,6 @@
 
 #include <chrono>
 
-#include "core/base/scoped_fd.h"
 #include "core/os/tracee.h"
 #include "tracer/record_session.h"
 #include "tracer/record_thread.h"
@@ -33,22 +31,6 @@ constexpr auto kPiLockBlockLimit = std::chrono::milliseconds(200);
 
 int futex_op(const std::array<uint64_t, 6>& args) {
   return static_cast<int>(args[1]) & FUTEX_CMD_MASK;  // without PRIVATE / CLOCK_REALTIME
-}
-
-// The scheduler state of a thread (/proc/TID/stat, field 3): 'R', 'S',
-// 'D', 't', ...; 0 if it cannot be read (the thread is gone).
-char scheduler_state(pid_t tid) {
-  std::string path = fmt::format("/proc/{}/stat", tid);
-  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  char text[512];
-  ssize_t n = fd.valid() ? read(fd.get(), text, sizeof text - 1) : -1;
-  if (n <= 0) {
-    return 0;
-  }
-  text[n] = '\0';
-  // "pid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it.
-  const char* close = strrchr(text, ')');
-  return close != nullptr && close[1] == ' ' ? close[2] : 0;
 }
 
 }  // namespace
@@ -104,7 +86,7 @@ Result<bool> RecordSession::wait_until_asleep(Thread& t) {
       deferred_stops_.emplace_back(t.tid, status);  // it returned (or stopped) instead
       return false;
     }
-    char state = scheduler_state(t.tid);
+    char state = os::scheduler_state(t.tid);
     if (state == 'S' || state == 'D') {
       return true;
     }

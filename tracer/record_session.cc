@@ -212,6 +212,7 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
 
 Status RecordSession::begin(pid_t pid, const std::string& exe_path) {
   root_pid_ = pid;
+  last_stop_at_ = std::chrono::steady_clock::now();
   auto thread = std::make_unique<Thread>();
   thread->tid = pid;
   thread->pid = pid;
@@ -437,6 +438,7 @@ Result<RecordOutcome> RecordSession::run() {
   outcome.interrupted = control_signals_ >= 2;
   outcome.tsc_mode = patch_rdtsc_ ? format::TscMode::kPatch : format::TscMode::kTrap;
   outcome.rdtsc_sites_patched = patcher_.sites_patched();
+  outcome.deadlock = deadlock_report_;
   if (outcome.interrupted) {
     REPRO_RETURN_IF_ERROR(writer_->flush());
   } else {
@@ -521,6 +523,10 @@ Result<RecordSession::StepResult> RecordSession::step() {
     }
     tid = waitpid(-1, &wait_status, __WALL | WNOHANG);
     if (tid == 0) {
+      REPRO_ASSIGN_OR_RETURN(bool deadlocked, end_if_deadlocked());
+      if (deadlocked) {
+        return StepResult::kContinue;
+      }
       // Nothing happened within the timeout: act on the current thread.
       current = current_ ? find(current_) : nullptr;
       if (current != nullptr && !ready_.empty()) {
@@ -538,6 +544,10 @@ Result<RecordSession::StepResult> RecordSession::step() {
       }
       return StepResult::kContinue;
     }
+  }
+  if (tid > 0) {
+    last_stop_at_ = std::chrono::steady_clock::now();
+    deadlock_checked_ = false;
   }
   if (tid < 0) {
     if (errno == ECHILD) {
@@ -956,6 +966,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   }
   REPRO_RETURN_IF_ERROR(note_write_to_process_memory(t, result));
   REPRO_RETURN_IF_ERROR(log(event_));
+  note_signal_timers(t, result);
   wake_held(unheld);  // after this event: their output comes after its
   REPRO_RETURN_IF_ERROR(patch_code_made_executable(t, result));
   if (result == 0 && (t.syscall_number == SYS_execve || t.syscall_number == SYS_execveat) &&
@@ -1061,6 +1072,7 @@ Status RecordSession::on_exec(Thread& t) {
   }
   Thread& thread = *find(leader_tid);
   REPRO_RETURN_IF_ERROR(log_exec(thread));
+  signal_timers_.note_exec(thread.pid);
   REPRO_RETURN_IF_ERROR(release_vfork_parent(thread.tid));
   // The other threads of the process died in the exec; replay sees them go
   // only once the exec has happened.
@@ -1214,7 +1226,12 @@ Status RecordSession::on_gone(pid_t tid, int wait_status) {
   }
   std::erase(ready_, tid);
   release_cpu(*t);
+  pid_t pid = t->pid;
   threads_.erase(tid);
+  if (std::none_of(threads_.begin(), threads_.end(),
+                   [pid](const auto& entry) { return entry.second->pid == pid; })) {
+    signal_timers_.forget(pid);
+  }
   wake_held(output_order_.end(tid));
   if (tid == root_pid_) {
     on_root_gone();

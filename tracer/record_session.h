@@ -39,6 +39,7 @@
 #include "core/base/status.h"
 #include "core/format/trace_writer.h"
 #include "core/patch/rdtsc_patcher.h"
+#include "tracer/deadlock.h"
 #include "tracer/output_order.h"
 #include "tracer/scheduling_policy.h"
 #include "tracer/syscall_recorder.h"
@@ -90,6 +91,9 @@ struct RecordOutcome {
   bool interrupted = false;   // repro was told to stop; the trace is incomplete
   format::TscMode tsc_mode = format::TscMode::kTrap;
   uint64_t rdtsc_sites_patched = 0;  // patching mode: sites replaced by traps
+  /// Non-empty if the program deadlocked and repro ended it (deadlock.h):
+  /// what each thread waited for, with backtraces. The trace is complete.
+  std::string deadlock;
 };
 
 class RecordSession {
@@ -240,6 +244,17 @@ class RecordSession {
   /// PI unlock or requeue first, if it is not logged yet.
   Status log_handover_order(Thread& t);
 
+  // Deadlocks (record_deadlock.cc, see deadlock.h).
+  /// At the exit of t's syscall with `result`: follows the timers that may
+  /// send its process a signal.
+  void note_signal_timers(Thread& t, int64_t result);
+  /// When nothing has stopped for a while: if every thread sleeps in a wait
+  /// only another recorded thread could end, logs the deadlock (kDeadlock),
+  /// kills the program and returns true.
+  Result<bool> end_if_deadlocked();
+  /// t's backtrace, t asleep in a syscall (interrupted for it) or stopped.
+  std::string backtrace_of(Thread& t);
+
   // Preemption (record_preemption.cc).
   Status on_interrupted(Thread& t);
   /// When to interrupt the running thread while others wait: a first spin
@@ -297,6 +312,12 @@ class RecordSession {
   bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
   bool proc_mem_opened_ = false;     // the program has opened a /proc/PID/mem file
   format::Event event_;       // reused to avoid allocation per event
+  SignalTimers signal_timers_;
+  // When the main loop last got a stop; whether the waits have been
+  // examined since; the report of the deadlock that ended the recording.
+  std::chrono::steady_clock::time_point last_stop_at_;
+  bool deadlock_checked_ = false;
+  std::string deadlock_report_;
   std::set<std::string> warned_;  // keys of warn_once's warnings given
   // Page copies in preempt events (log_preempt): the bytes of copies the
   // snapshot budget still allows, and per process, page address -> hash of

@@ -54,6 +54,8 @@ const char* event_kind_name(EventKind kind) {
       return "syscall-batch";
     case EventKind::kRdtscPatch:
       return "rdtsc-patch";
+    case EventKind::kDeadlock:
+      return "deadlock";
   }
   return "unknown";
 }

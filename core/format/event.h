@@ -67,8 +67,14 @@ enum class EventKind : uint8_t {
   /// address and the original instruction's bytes. Replay patches the same
   /// sites at the same point.
   kRdtscPatch = 11,
+  /// The recording ended in a deadlock: every live thread was asleep in a
+  /// wait only another recorded thread could end (each at its
+  /// kSyscallEntered, or stopped for its emulated tracer), and repro ended
+  /// the run; the kThreadExit events of SIGKILL follow. data: the recorder's
+  /// report (what each thread waited for, with backtraces).
+  kDeadlock = 12,
 };
-constexpr uint8_t kMaxEventKind = 11;
+constexpr uint8_t kMaxEventKind = 12;
 
 /// Bits of Event::syscall_flags.
 enum SyscallFlag : uint32_t {
@@ -151,7 +157,7 @@ struct Event {
   // kThreadExit
   int32_t exit_status = 0;
 
-  // kSyscallBatch, kExec
+  // kSyscallBatch, kExec, kDeadlock
   std::string data;
 
   /// Resets every field, keeping allocated capacity.

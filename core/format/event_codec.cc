@@ -70,6 +70,7 @@ size_t encoded_bound(const Event& event) {
       bound += string_bound(event.path) + string_bound(event.content_id);
       break;
     case EventKind::kSyscallBatch:
+    case EventKind::kDeadlock:
       bound += string_bound(event.data);
       break;
     default:
@@ -215,6 +216,7 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
       p = put_varint64(p, zigzag_encode(event.result));
       break;
     case EventKind::kSyscallBatch:
+    case EventKind::kDeadlock:
       p = put_bytes(p, event.data);
       break;
   }
@@ -565,6 +567,9 @@ bool FrameDecoder::decode_event(Event* event) {
       break;
     case EventKind::kSyscallBatch:
       REPRO_DECODE(bytes(&event->data, "batch data length"));
+      break;
+    case EventKind::kDeadlock:
+      REPRO_DECODE(bytes(&event->data, "deadlock report length"));
       break;
   }
   event->writes.resize(write_count);

@@ -15,6 +15,20 @@
 
 namespace repro::os {
 
+char scheduler_state(pid_t tid) {
+  std::string path = fmt::format("/proc/{}/stat", tid);
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  char text[512];
+  ssize_t n = fd.valid() ? read(fd.get(), text, sizeof text - 1) : -1;
+  if (n <= 0) {
+    return 0;
+  }
+  text[n] = '\0';
+  // "pid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it.
+  const char* close = strrchr(text, ')');
+  return close != nullptr && close[1] == ' ' ? close[2] : 0;
+}
+
 Status ptrace_error(int errnum, const char* what, pid_t tid) {
   if (errnum == ESRCH) {
     return Status::error(StatusCode::kTraceeDied, fmt::format("{} of thread {}: thread is gone", what, tid));

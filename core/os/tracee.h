@@ -80,6 +80,10 @@ Result<uint64_t> pending_signals(pid_t tid);
 /// True if a signal is pending for `tid` (or its process) and not blocked.
 Result<bool> has_deliverable_signal(pid_t tid);
 
+/// The scheduler state of a thread (/proc/TID/stat, field 3): 'R', 'S',
+/// 'D', 't', ...; 0 if it cannot be read (the thread is gone).
+char scheduler_state(pid_t tid);
+
 /// Status for a failed ptrace call: kTraceeDied for ESRCH, io_error otherwise.
 Status ptrace_error(int errnum, const char* what, pid_t tid);
 

@@ -30,6 +30,9 @@ target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL
 repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
 # exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
+# deadlock: futex, pipe and wait4 cycles, and waits that are only slow.
+repro_scenario_program(scenario_deadlock deadlock_program.c)
+target_link_libraries(scenario_deadlock PRIVATE Threads::Threads)
 repro_scenario_program(scenario_exec_mount_namespace exec_mount_namespace_program.c)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_hunt_window hunt_window_program.c)
@@ -46,6 +49,7 @@ repro_scenario_program(scenario_unknown_effects unknown_effects_program.c)
 set(REPRO_SCENARIOS
   "asan_leak_report 300"
   "bad_input 300"
+  "deadlock 300"
   "divergence_report 120"
   "doctor 120"
   "exec_mount_namespace 120"

@@ -142,6 +142,12 @@ std::vector<Event> one_of_each_kind() {
   e.path = "/lib64/ld-linux-x86-64.so.2";
   e.writes = {{0x7ffff7fe1b7b, "\x0f\x31"}, {0x7ffff7fe2000, "\x0f\x01\xf9"}};
   events.push_back(e);
+
+  e = Event{};
+  e.kind = EventKind::kDeadlock;
+  e.thread = 1;
+  e.data = "deadlock: every thread waits for another\n  t0 futex wait\n";
+  events.push_back(e);
   return events;
 }
 

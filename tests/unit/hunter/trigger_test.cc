@@ -34,8 +34,9 @@ TEST_CASE("triggers parse, and bad ones say why", "[hunter]") {
   CHECK(parse_trigger("signal:SIGABRT")->number == SIGABRT);
   CHECK(parse_trigger("signal:9")->number == 9);
   CHECK(parse_trigger("timeout:1.5")->seconds == 1.5);
+  CHECK(parse_trigger("deadlock")->kind == Trigger::Kind::kDeadlock);
   for (const char* bad : {"", "exit:", "exit:256", "exit:x", "signal:NOPE", "output:", "output:(",
-                          "timeout:0", "timeout:-1", "deadlocks", "crash"}) {
+                          "timeout:0", "timeout:-1", "deadlocks", "deadlock:1", "crash"}) {
     INFO(bad);
     auto parsed = parse_trigger(bad);
     REQUIRE_FALSE(parsed.is_ok());
@@ -60,6 +61,11 @@ TEST_CASE("triggers fire on what a run did", "[hunter]") {
   CHECK(fired(output, run(0, "x\nassertion failed\n")) != nullptr);
   CHECK(fired(output, run(1, "all good\n")) == nullptr);
   CHECK(fired(triggers({"timeout:5"}), run(130, "", true)) != nullptr);
+  RunResult deadlocked = run(76);
+  deadlocked.deadlocked = true;
+  CHECK(fired(triggers({"deadlock"}), deadlocked) != nullptr);
+  CHECK(fired(triggers({"deadlock"}), run(76)) == nullptr);  // a program's own status 76
+  CHECK(fired(triggers({"deadlock"}), run(1)) == nullptr);
   // The first that fires is the one named.
   auto both = triggers({"exit:2", "output:boom"});
   CHECK(fired(both, run(2, "boom"))->text == "exit:2");

@@ -66,7 +66,7 @@ TEST_CASE("chaos: sched_yield and a preemption drop the thread below the others"
   CHECK(third != second);
 }
 
-TEST_CASE("chaos: slices are drawn from [1 ms, 2 * base)", "[tracer][chaos]") {
+TEST_CASE("chaos: slices are drawn from 1 ms up to twice the base", "[tracer][chaos]") {
   auto policy = make_chaos_policy({.seed = 5, .base_slice = std::chrono::milliseconds(10)});
   std::vector<uint32_t> ready = {0};
   bool varied = false;
