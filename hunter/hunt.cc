@@ -75,9 +75,16 @@ std::string program_output(const std::string& out, const std::string& err) {
   return output;
 }
 
-// Whether a run's stderr has the recorder's deadlock report.
+// Whether a run's stderr has repro's deadlock report (record's
+// "repro: deadlock: ...", replay's "repro: deadlock, as recorded: ...").
 bool ended_in_deadlock(const std::string& err) {
-  return read_all(err).find("\nrepro: deadlock: ") != std::string::npos;
+  std::istringstream lines(read_all(err));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("repro: deadlock")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // A line `repro: error: ...` in a run's stderr: repro itself failed.
@@ -300,6 +307,7 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
   replayed.shell_status = shell_status(replay_status);
   replayed.timed_out = caught_result.timed_out;
   replayed.output = program_output(replay_out, replay_err);
+  replayed.deadlocked = ended_in_deadlock(replay_err);
   const Trigger* again = fired(triggers, replayed);
   outcome.reproduced = again != nullptr && again->text == outcome.trigger &&
                        (caught_result.timed_out || replayed.shell_status == outcome.status);
