@@ -64,14 +64,15 @@ bool is_nonblocking_pi_futex(int number, const std::array<uint64_t, 6>& args) {
           futex_op(args) == FUTEX_CMP_REQUEUE_PI);
 }
 
-Status RecordSession::enter_pi_lock(Thread& t) {
-  // It keeps the CPU until it has blocked, so that the word it leaves is
-  // the one the next thread finds; then it passes the CPU on like any
-  // syscall that blocks.
+Status RecordSession::enter_until_asleep(Thread& t) {
+  // It keeps the CPU until it has blocked; then it passes the CPU on like
+  // any syscall that blocks. If it returns at once, it just keeps it.
   REPRO_RETURN_IF_ERROR(resume_in_kernel(t));
   REPRO_ASSIGN_OR_RETURN(bool asleep, wait_until_asleep(t));
   if (asleep && !ready_.empty()) {
-    REPRO_RETURN_IF_ERROR(log_entered(t));
+    if (!t.entered_logged) {
+      REPRO_RETURN_IF_ERROR(log_entered(t));
+    }
     release_cpu(t);
   }
   return Status::ok();

@@ -61,10 +61,14 @@ bool restart_pending(const os::Registers& regs) {
 }  // namespace
 
 std::chrono::steady_clock::time_point RecordSession::interrupt_deadline() const {
+  // With the chaos policy a slice is a stretch without a syscall: a thread
+  // that makes syscalls gives way where the policy says, at one of them,
+  // the same one in every run of a seed, never where a clock ran out.
+  auto slice_end = (options_.chaos ? running_since_ : slice_start_) + policy_->time_slice();
   if (!probed_this_run_) {
-    return std::min(running_since_ + kFirstProbeAfter, slice_start_ + policy_->time_slice());
+    return std::min(running_since_ + kFirstProbeAfter, slice_end);
   }
-  return slice_start_ + policy_->time_slice();
+  return slice_end;
 }
 
 Status RecordSession::on_interrupted(Thread& t) {

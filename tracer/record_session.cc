@@ -54,6 +54,10 @@ constexpr unsigned long kPtraceOptions =
 // writer on a full pipe noticeably, long enough that ordinary syscalls
 // (microseconds) finish first.
 constexpr int kInKernelGraceMs = 2;
+// With the chaos policy, longer: a syscall that outlasts the grace on a
+// busy machine is a scheduling point that another run of the same seed
+// would not have.
+constexpr int kChaosInKernelGraceMs = 50;
 
 // How often buffered events are written out even if the frame is not full,
 // so a recorder killed with SIGKILL loses at most this much.
@@ -318,6 +322,7 @@ Status RecordSession::resume_user(Thread& t) {
 
 Status RecordSession::resume_in_kernel(Thread& t) {
   t.state = Thread::State::kInSyscall;
+  t.in_kernel_since = std::chrono::steady_clock::now();
   if (ptrace(PTRACE_SYSCALL, t.tid, nullptr, 0) != 0) {
     return os::ptrace_error(errno, "resuming into syscall", t.tid);
   }
@@ -489,7 +494,14 @@ Result<RecordSession::StepResult> RecordSession::step() {
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     } else if (current->state == Thread::State::kInSyscall &&
                !must_finish_alone(current->syscall_number, current->args)) {
-      timeout_ms = kInKernelGraceMs;
+      timeout_ms = options_.chaos ? kChaosInKernelGraceMs : kInKernelGraceMs;
+      if (options_.chaos && !current->entered_logged && os::scheduler_state(current_) == 'S') {
+        // It went to sleep while no one else was ready (enter_until_asleep
+        // kept the CPU for it); someone is now: pass it on.
+        REPRO_RETURN_IF_ERROR(log_entered(*current));
+        release_cpu(*current);
+        return StepResult::kContinue;
+      }
     }
   }
   if (timeout_ms < 0 || timeout_ms > 250) {
@@ -503,7 +515,8 @@ Result<RecordSession::StepResult> RecordSession::step() {
 
   int wait_status = 0;
   pid_t tid = 0;
-  if (!deferred_stops_.empty()) {
+  bool from_deferred = !deferred_stops_.empty();
+  if (from_deferred) {
     std::tie(tid, wait_status) = deferred_stops_.front();
     deferred_stops_.pop_front();
   } else {
@@ -537,7 +550,11 @@ Result<RecordSession::StepResult> RecordSession::step() {
             return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");
           }
         } else if (current->state == Thread::State::kInSyscall && !current->entered_logged &&
-                   !must_finish_alone(current->syscall_number, current->args)) {
+                   !must_finish_alone(current->syscall_number, current->args) &&
+                   std::chrono::steady_clock::now() - current->in_kernel_since >=
+                       std::chrono::milliseconds(options_.chaos ? kChaosInKernelGraceMs
+                                                                : kInKernelGraceMs)) {
+          // (poll also wakes for a SIGCHLD whose stop was reaped already.)
           REPRO_RETURN_IF_ERROR(log_entered(*current));
           release_cpu(*current);
         }
@@ -548,6 +565,9 @@ Result<RecordSession::StepResult> RecordSession::step() {
   if (tid > 0) {
     last_stop_at_ = std::chrono::steady_clock::now();
     deadlock_checked_ = false;
+    if (!from_deferred && hold_back_wakeup(tid, wait_status)) {
+      return StepResult::kContinue;
+    }
   }
   if (tid < 0) {
     if (errno == ECHILD) {
@@ -715,7 +735,7 @@ Status RecordSession::enter_syscall(Thread& t) {
     t.exec_filename = name.is_ok() ? *name : "";
   }
   if (is_pi_futex_lock(t.syscall_number, t.args)) {
-    return enter_pi_lock(t);
+    return enter_until_asleep(t);
   }
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(t.syscall_number);
   // clone blocks only with CLONE_VFORK; otherwise it must return before
@@ -723,6 +743,9 @@ Status RecordSession::enter_syscall(Thread& t) {
   // to a regular file does not wait for anyone either.
   bool may_block = info != nullptr && info->may_block() && !must_finish_alone(t.syscall_number, t.args) &&
                    !(target && target->completes_alone);
+  if (options_.chaos && may_block && !ready_.empty()) {
+    return enter_until_asleep(t);
+  }
   if (is_vfork(t.syscall_number, t.args) || (may_block && !ready_.empty())) {
     if (!t.entered_logged) {
       REPRO_RETURN_IF_ERROR(log_entered(t));
@@ -974,7 +997,13 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     t.entered_logged = false;
     return Status::ok();
   }
+  if (t.syscall_number == SYS_set_tid_address) {
+    t.clear_child_tid = t.args[0];
+  }
   bool was_current = current_ == t.tid;
+  if (was_current) {
+    REPRO_RETURN_IF_ERROR(settle_wakeups(t, result));
+  }
   t.entered_logged = false;
   if (!was_current) {
     // It was descheduled inside the kernel; it runs again when chosen.
@@ -984,10 +1013,11 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   auto now = std::chrono::steady_clock::now();
   running_since_ = now;
   probed_this_run_ = false;
-  auto used = now - slice_start_;
+  // (With the chaos policy the slice only bounds a stretch without syscalls:
+  // see interrupt_deadline.)
+  bool slice_over = !options_.chaos && now - slice_start_ >= policy_->time_slice();
   if (!ready_.empty() &&
-      (policy_->switch_at_syscall(t.index, t.syscall_number, ready_indices()) ||
-       used >= policy_->time_slice())) {
+      (policy_->switch_at_syscall(t.index, t.syscall_number, ready_indices()) || slice_over)) {
     release_cpu(t);
     make_ready(t);
     return Status::ok();
@@ -1009,6 +1039,7 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
   Thread& child = *thread;
   threads_[new_tid] = std::move(thread);
   child.syscall_entry_sp = t.syscall_number == SYS_clone ? t.args[1] : 0;
+  child.clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? t.args[3] : 0;
   if (child.pid != t.pid) {
     patcher_.note_fork(t.pid, child.pid);  // its own copy of the patched code
   }
@@ -1227,11 +1258,14 @@ Status RecordSession::on_gone(pid_t tid, int wait_status) {
   std::erase(ready_, tid);
   release_cpu(*t);
   pid_t pid = t->pid;
+  uint64_t clear_child_tid = t->clear_child_tid;
   threads_.erase(tid);
-  if (std::none_of(threads_.begin(), threads_.end(),
-                   [pid](const auto& entry) { return entry.second->pid == pid; })) {
+  bool process_gone = std::none_of(threads_.begin(), threads_.end(),
+                                   [pid](const auto& entry) { return entry.second->pid == pid; });
+  if (process_gone) {
     signal_timers_.forget(pid);
   }
+  REPRO_RETURN_IF_ERROR(settle_exit_wakeups(pid, clear_child_tid, process_gone));
   wake_held(output_order_.end(tid));
   if (tid == root_pid_) {
     on_root_gone();

@@ -230,9 +230,13 @@ class RecordSession {
   void stop_leftovers_if_due(bool immediately);
 
   // Priority-inheritance futexes (record_pi_futex.cc, see pi_futex.h).
-  /// Lets t into its FUTEX_LOCK_PI and waits until it blocks (or returns)
-  /// before another thread may run.
-  Status enter_pi_lock(Thread& t);
+  /// Lets t into a syscall that may block and waits until it sleeps there
+  /// (or returns) before another thread may run: for FUTEX_LOCK_PI, whose
+  /// futex word the next thread must find as t left it, and for every
+  /// blocking syscall with the chaos policy, so that whether it sleeps or
+  /// returns at once does not depend on what the next thread does
+  /// meanwhile (one seed, one schedule).
+  Status enter_until_asleep(Thread& t);
   /// Waits, for a bounded time, until t (let into the kernel) sleeps there.
   /// Returns false if it stopped first (the stop is queued in
   /// deferred_stops_), is gone, or is still running at the time limit.
@@ -254,6 +258,22 @@ class RecordSession {
   Result<bool> end_if_deadlocked();
   /// t's backtrace, t asleep in a syscall (interrupted for it) or stopped.
   std::string backtrace_of(Thread& t);
+
+  // Wake-ups made part of the schedule, chaos mode (record_wakeups.cc).
+  /// At the exit of the running thread t's syscall with `result`: if it
+  /// woke threads asleep in the kernel (a futex wake, a pipe write), waits
+  /// for them (bounded) and handles their syscall exits now.
+  Status settle_wakeups(Thread& t, int64_t result);
+  /// The same once a thread of process `pid` is gone: the joiner waiting on
+  /// its `clear_child_tid` word, and with `process_gone` a parent in wait4.
+  Status settle_exit_wakeups(pid_t pid, uint64_t clear_child_tid, bool process_gone);
+  /// A syscall-exit stop of thread `tid` that came while the running thread
+  /// is still in its own syscall: queues the running thread's stop (waited
+  /// for, bounded) and then this one in deferred_stops_, and returns true.
+  bool hold_back_wakeup(pid_t tid, int status);
+  /// Waits, for a bounded time, until `expected` of `candidates` stop, and
+  /// handles their syscall-exit stops (other stops go to deferred_stops_).
+  Status collect_woken(const std::vector<pid_t>& candidates, size_t expected);
 
   // Preemption (record_preemption.cc).
   Status on_interrupted(Thread& t);

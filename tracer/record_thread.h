@@ -98,7 +98,11 @@ struct RecordSession::Thread {
   // rsp at the entry of its last syscall (unchanged while inside it); for a
   // new thread that has not run yet, the stack its clone gave it.
   uint64_t syscall_entry_sp = 0;
+  std::chrono::steady_clock::time_point in_kernel_since;  // let into its syscall
   std::array<uint64_t, 6> args{};
+  // The word the kernel clears and wakes when the thread exits
+  // (CLONE_CHILD_CLEARTID, set_tid_address): a joiner waits on it.
+  uint64_t clear_child_tid = 0;
   std::string exec_filename;  // the path execve was given, read at its entry
   // Sites patched at an exec stop, logged after the execve's syscall
   // event: replay has the thread stopped there, not at the exec stop.

@@ -49,6 +49,7 @@ repro_scenario_program(scenario_unknown_effects unknown_effects_program.c)
 set(REPRO_SCENARIOS
   "asan_leak_report 300"
   "bad_input 300"
+  "chaos_same_schedule 300"
   "deadlock 300"
   "divergence_report 120"
   "doctor 120"
