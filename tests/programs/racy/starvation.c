@@ -1,6 +1,6 @@
 /* starvation: a ring buffer whose producer never checks for room.
  *
- * The producer builds ITEMS items (a few dozen microseconds of work each),
+ * The producer builds ITEMS items (about a millisecond of work each),
  * stamps each with clock_gettime() and puts it in a ring of SLOTS slots,
  * then calls sched_yield() so that the consumer "keeps up" (the bug: a
  * yield is no promise, it should wait while the ring is full). The
@@ -9,10 +9,12 @@
  *
  * It fails ("item N overwritten" on stderr, exit 1) only if the consumer
  * falls more than SLOTS items behind: held for over SLOTS of the
- * producer's steps, each making two syscalls. Natively that takes a stall
- * of milliseconds while the producer runs on. A plain recording switches
- * at every yield, so the two alternate item by item; a chaos schedule that
- * starves the consumer for a long stretch finds it. */
+ * producer's steps, each making two syscalls. Natively that takes the
+ * consumer off the CPU for some 16 ms while the producer runs on (with
+ * 40 us items, stalls of 1 ms that a busy machine gives all the time made
+ * it fail in 2 runs of 3). A plain recording switches at every yield, so
+ * the two alternate item by item; a chaos schedule that starves the
+ * consumer for a long stretch finds it. */
 #include "test_util.h"
 
 #include <pthread.h>
@@ -20,7 +22,7 @@
 
 #define SLOTS 16
 #define ITEMS 40
-#define WORK_ROUNDS 1000000 /* about 1 ms of work per item here */
+#define WORK_ROUNDS 1000000 /* about 1 ms of work per item here (-O1) */
 
 struct item {
   long seq;
