@@ -292,6 +292,7 @@ Status RecordSession::on_spin_probe_hit(Thread& t) {
       return Status::ok();
     }
     REPRO_RETURN_IF_ERROR(log_preempt(t));
+    policy_->on_preempted(t.index);
     release_cpu(t);
     make_ready(t);
     return Status::ok();

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <sys/syscall.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "tracer/scheduling_policy.h"
@@ -64,6 +65,75 @@ TEST_CASE("chaos: sched_yield and a preemption drop the thread below the others"
   uint32_t third = all[policy->pick(all)];
   CHECK(third != first);
   CHECK(third != second);
+}
+
+TEST_CASE("chaos: a thread preempted in user code is dropped", "[tracer][chaos]") {
+  auto policy = make_chaos_policy({.seed = 3, .depth = 1});
+  std::vector<uint32_t> ready = {0, 1};
+  uint32_t first = ready[policy->pick(ready)];
+  policy->on_preempted(first);  // the end of its slice, or caught spinning
+  CHECK(ready[policy->pick(ready)] != first);
+}
+
+namespace {
+
+// Two threads that yield at every step, as the policy sees them: each
+// round, pick one, and it yields at its next syscall exit. Returns the
+// longest run of rounds the same thread was picked.
+int longest_run_of_yielders(uint64_t seed, int rounds) {
+  auto policy = make_chaos_policy({.seed = seed, .depth = 3, .expected_points = 100});
+  std::vector<uint32_t> ready = {0, 1};
+  int longest = 0;
+  int run = 0;
+  uint32_t previous = 2;
+  for (int round = 0; round < rounds; ++round) {
+    uint32_t running = ready[policy->pick(ready)];
+    run = running == previous ? run + 1 : 1;
+    longest = std::max(longest, run);
+    previous = running;
+    CHECK(policy->switch_at_syscall(running, SYS_sched_yield,
+                                    std::vector<uint32_t>{running == 0 ? 1u : 0u}));
+  }
+  return longest;
+}
+
+}  // namespace
+
+TEST_CASE("chaos: a starved thread stays starved while the other yields", "[tracer][chaos]") {
+  // Yields alone alternate the two; over 20000 points starvation windows
+  // (one point in 500 opens one, 50 points or more) hold one back.
+  int starved_runs = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    starved_runs += longest_run_of_yielders(seed, 20000) >= 25;
+  }
+  CHECK(starved_runs == 5);
+}
+
+TEST_CASE("chaos: starvation ends when the others only run user code", "[tracer][chaos]") {
+  // Find a starvation window with two yielding threads, then let the one
+  // running be preempted in user code again and again (a spin on the
+  // starved one, which makes no syscall exits): the starved one must get
+  // the CPU after at most kStarveMaxPoints / kPreemptionPoints such picks.
+  auto policy = make_chaos_policy({.seed = 11, .depth = 1});
+  std::vector<uint32_t> ready = {0, 1};
+  uint32_t previous = 2;
+  int run = 0;
+  uint32_t running = 0;
+  for (int round = 0; round < 100000 && run < 3; ++round) {
+    running = ready[policy->pick(ready)];
+    run = running == previous ? run + 1 : 1;
+    previous = running;
+    policy->switch_at_syscall(running, SYS_sched_yield,
+                              std::vector<uint32_t>{running == 0 ? 1u : 0u});
+  }
+  REQUIRE(run == 3);  // the other thread is starved
+  int picks = 0;
+  while (ready[policy->pick(ready)] == running) {
+    policy->on_preempted(running);
+    ++picks;
+    REQUIRE(picks <= 25);
+  }
+  CHECK(picks >= 1);
 }
 
 TEST_CASE("chaos: slices are drawn from 1 ms up to twice the base", "[tracer][chaos]") {
