@@ -115,18 +115,24 @@ Result<int> wait_for(pid_t pid) {
   return status;
 }
 
-// Syscall exits in a trace: the chaos policy's scheduling points.
+// Syscall exits in a trace made while another thread was alive: about the
+// chaos policy's scheduling points, which are syscall exits while another
+// thread is ready. (A single-threaded start-up would spread the change
+// points over a stretch where they change nothing.)
 Result<uint32_t> count_syscalls(const std::string& dir) {
   REPRO_ASSIGN_OR_RETURN(std::unique_ptr<format::TraceReader> reader,
                          format::TraceReader::open(dir));
   uint32_t count = 0;
+  int64_t live = 0;
   format::Event event;
   while (true) {
     REPRO_ASSIGN_OR_RETURN(bool more, reader->next(&event));
     if (!more) {
       return count;
     }
-    count += event.kind == format::EventKind::kSyscall;
+    live += event.kind == format::EventKind::kThreadStart;
+    live -= event.kind == format::EventKind::kThreadExit;
+    count += event.kind == format::EventKind::kSyscall && live > 1;
   }
 }
 
@@ -185,8 +191,8 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     remove_run(dir);
     REPRO_RETURN_IF_ERROR(counted.status());
     outcome.points = std::max<uint32_t>(*counted, 10);
-    progress(fmt::format("a plain recording made {} syscalls: change points are spread over "
-                         "that many",
+    progress(fmt::format("a plain recording made {} syscalls beside other threads: change "
+                         "points are spread over that many",
                          *counted),
              false);
   }
