@@ -23,6 +23,9 @@ class ReplayCommand : public Command {
                   "replay the recorded part of a trace whose recording did not finish");
     sub->add_flag("--allow-cpu-mismatch", allow_cpu_mismatch_,
                   "replay a trace recorded on a different CPU (warns; may diverge)");
+    sub->add_option("--stop-at", stop_at_,
+                    "stop after event N (numbered as in `repro dump`), print where each thread "
+                    "stands with its backtrace, and end the program");
     sub->footer(
         "The program's output is printed from the trace; nothing outside the replay is\n"
         "touched. repro exits with the program's recorded status, or 75 with a\n"
@@ -38,6 +41,7 @@ class ReplayCommand : public Command {
     options.trace_dir = *dir;
     options.allow_incomplete = allow_incomplete_;
     options.allow_cpu_mismatch = allow_cpu_mismatch_;
+    options.stop_after_event = stop_at_;
     options.on_warning = [](const std::string& text) {
       fmt::print(stderr, "repro: warning: {}\n", text);
     };
@@ -57,6 +61,16 @@ class ReplayCommand : public Command {
       return code;
     }
     session->reset();
+    if (stop_at_) {
+      if (outcome->stopped_at.empty()) {
+        fmt::print(stderr, "repro: error: the trace has {} events, none numbered {}\n",
+                   outcome->event_count, *stop_at_);
+        return kExitUsage;
+      }
+      fmt::print(stderr, "{}", prefix_lines("repro: ", fmt::format("stopped after event #{}:\n{}",
+                                                                   *stop_at_, outcome->stopped_at)));
+      return kExitOk;
+    }
     if (!outcome->deadlock.empty()) {
       fmt::print(stderr, "{}",
                  prefix_lines("repro: ", "deadlock, as recorded: " + outcome->deadlock));
@@ -68,6 +82,7 @@ class ReplayCommand : public Command {
  private:
   std::string trace_;
   bool print_events_ = false;
+  std::optional<uint64_t> stop_at_;
   bool allow_incomplete_ = false;
   bool allow_cpu_mismatch_ = false;
 };

@@ -687,22 +687,22 @@ MemoryFinding ReplaySession::find_memory_difference(const ReplayThread& t,
   return finding;
 }
 
-std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFinding& finding) {
-  // Empty if it cannot be read: the report then names less.
-  auto read = os::read_mappings(t.pid);
-  const std::vector<os::Mapping> maps = read.is_ok() ? std::move(*read) : std::vector<os::Mapping>{};
+std::vector<diag::MappedModule> ReplaySession::report_modules(
+    pid_t pid, const std::vector<os::Mapping>& maps, std::map<std::string, std::string>* exec_names) {
   std::vector<diag::MappedModule> modules = mapped_files_.modules();
   // The kernel mapped the executable from the trace's copy (or a private
   // copy of it): name it by the path the recording executed. An exec the
   // replay loop did not see is the first, which start() made.
-  std::map<std::string, std::string> exec_names;  // path in maps -> recorded path
   std::error_code error;
-  std::string exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", t.pid), error);
+  std::string exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", pid), error);
   if (!error) {
     auto recorded = exec_paths_by_content_.find(content_id_of_file(exe));
-    exec_names[exe] = recorded != exec_paths_by_content_.end() ? recorded->second
-                                                               : reader_->header().exe_path;
-    diag::MappedModule module{.recorded_path = exec_names[exe], .file_path = exe};
+    std::string name = recorded != exec_paths_by_content_.end() ? recorded->second
+                                                                : reader_->header().exe_path;
+    if (exec_names != nullptr) {
+      (*exec_names)[exe] = name;
+    }
+    diag::MappedModule module{.recorded_path = name, .file_path = exe};
     uint64_t end = 0;
     for (const os::Mapping& line : maps) {
       if (line.name != exe) {
@@ -720,6 +720,20 @@ std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFi
   }
   std::sort(modules.begin(), modules.end(),
             [](const auto& a, const auto& b) { return a.start < b.start; });
+  return modules;
+}
+
+std::vector<diag::MappedModule> ReplaySession::report_modules(pid_t pid) {
+  auto maps = os::read_mappings(pid);
+  return report_modules(pid, maps.is_ok() ? *maps : std::vector<os::Mapping>{}, nullptr);
+}
+
+std::string ReplaySession::describe_memory(const ReplayThread& t, const MemoryFinding& finding) {
+  // Empty if it cannot be read: the report then names less.
+  auto read = os::read_mappings(t.pid);
+  const std::vector<os::Mapping> maps = read.is_ok() ? std::move(*read) : std::vector<os::Mapping>{};
+  std::map<std::string, std::string> exec_names;  // path in maps -> recorded path
+  std::vector<diag::MappedModule> modules = report_modules(t.pid, maps, &exec_names);
 
   // A maps line's name: the recorded path of the file replay mapped there,
   // else the kernel's name for it.

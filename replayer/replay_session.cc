@@ -184,7 +184,7 @@ Status ReplaySession::diverged(const ReplayThread& t, std::string expected, std:
       report.observed += "; " + hint;
     }
   }
-  report.mapped_modules = mapped_files_.modules();
+  report.mapped_modules = report_modules(t.pid);
   return divergence(report);
 }
 
@@ -531,6 +531,13 @@ Result<ReplayOutcome> ReplaySession::run() {
       options_.on_event(event_index_, event);
     }
     REPRO_RETURN_IF_ERROR(replay_event(event));
+    if (options_.stop_after_event == event_index_) {
+      ReplayOutcome outcome;
+      outcome.event_count = event_index_ + 1;
+      outcome.stopped_at = describe_threads();
+      kill_all();
+      return outcome;
+    }
     ++event_index_;
   }
   ReplayOutcome outcome;
@@ -710,19 +717,23 @@ Status ReplaySession::on_exec(const format::Event& event) {
 
 Status ReplaySession::on_deadlock(const format::Event& event) {
   (void)event;  // the recorder's own report; replay describes what it reached
-  std::string report = "every thread waits for another recorded thread:\n";
+  deadlock_report_ = "every thread waits for another recorded thread:\n" + describe_threads();
+  return Status::ok();
+}
+
+std::string ReplaySession::describe_threads() {
+  std::string report;
   for (const auto& [index, t] : threads_) {
     if (t.where == ReplayThread::Where::kGone) {
       continue;
     }
     std::string where = t.where == ReplayThread::Where::kAtEntry
-                            ? describe_syscall(t.syscall_number, t.args)
-                            : std::string("a stop");
-    report += fmt::format("t{} (tid {}) in {}\n", index, t.tid, where);
-    report += diag::backtrace(t.pid, t.tid, mapped_files_.modules());
+                            ? "in " + describe_syscall(t.syscall_number, t.args)
+                            : std::string("stopped");
+    report += fmt::format("t{} (tid {}) {}\n", index, t.tid, where);
+    report += diag::backtrace(t.pid, t.tid, report_modules(t.pid));
   }
-  deadlock_report_ = report;
-  return Status::ok();
+  return report;
 }
 
 Status ReplaySession::on_thread_exit(const format::Event& event) {

@@ -31,6 +31,7 @@
 #include "core/base/status.h"
 #include "core/format/event.h"
 #include "core/format/trace_reader.h"
+#include "core/os/proc_maps.h"
 #include "core/patch/conditional_trap.h"
 #include "core/patch/instruction.h"
 #include "core/patch/rdtsc_patcher.h"
@@ -49,6 +50,9 @@ struct ReplayOptions {
   std::function<void(uint64_t index, const format::Event&)> on_event;
   /// Called with a warning line (CPU mismatch, ...).
   std::function<void(const std::string&)> on_warning;
+  /// Stop after replaying the event of this index (`--stop-at`): the
+  /// outcome says where each thread stands, and the program is ended.
+  std::optional<uint64_t> stop_after_event;
 };
 
 struct ReplayOutcome {
@@ -58,6 +62,9 @@ struct ReplayOutcome {
   /// Non-empty if the recording ended in a deadlock (kDeadlock): what each
   /// replayed thread stood at when replay reached it, with backtraces.
   std::string deadlock;
+  /// With stop_after_event, if replay got there: each thread's place and
+  /// backtrace at that point.
+  std::string stopped_at;
 };
 
 class ReplaySession {
@@ -108,6 +115,9 @@ class ReplaySession {
   /// The recording ended in a deadlock here: notes where each thread
   /// stands (the kThreadExit events of its SIGKILL follow).
   Status on_deadlock(const format::Event& event);
+  /// One line per live thread (where it stands: the syscall it is at, or a
+  /// stop), each followed by its backtrace.
+  std::string describe_threads();
 
   // Syscalls (replay_syscalls.cc).
   Status answer_syscall(ReplayThread& t, const format::Event& event);
@@ -185,6 +195,13 @@ class ReplaySession {
   /// pages, with that page's bytes on both sides where known.
   MemoryFinding find_memory_difference(const ReplayThread& t, const format::Event& event,
                                        const os::WritableMemory& memory);
+  /// The files mapped in process `pid` that reports must name by their
+  /// recorded paths: the files replay maps as anonymous memory, and the
+  /// executable, which runs from the trace's copy. With `exec_names`: also
+  /// the executable's path in `maps` -> its recorded path.
+  std::vector<diag::MappedModule> report_modules(pid_t pid, const std::vector<os::Mapping>& maps,
+                                                 std::map<std::string, std::string>* exec_names);
+  std::vector<diag::MappedModule> report_modules(pid_t pid);
   /// describe_memory_finding(), naming addresses in t's process.
   std::string describe_memory(const ReplayThread& t, const MemoryFinding& finding);
   /// Maps a conditional-trap trampoline for the instruction at `target`
