@@ -37,8 +37,7 @@ class CiCommand : public Command {
                     "what counts as the failure when hunting, repeatable (default: the status "
                     "CMD failed with, exit:N or signal:N); as for hunt");
     sub->add_option("--seed", seed_, "the hunt's first seed (default: a random one)");
-    sub->add_option("-o,--output", output_,
-                    "directory for the traces, created only when CMD fails")
+    sub->add_option("-o,--output", output_, "directory for the traces, created only when CMD fails")
         ->capture_default_str();
     sub->add_option("command", argv_, "the command and its arguments (after --)")->required();
     sub->footer(
@@ -72,8 +71,8 @@ class CiCommand : public Command {
     }
     const std::string command = hunter::command_line(argv_);
     if (native->interrupted_by != 0) {
-      fmt::print(stderr, "repro: ci: interrupted: not hunting the failure of `{}` ({})\n",
-                 command, end.text());
+      fmt::print(stderr, "repro: ci: interrupted: not hunting the failure of `{}` ({})\n", command,
+                 end.text());
       return end.shell_status();
     }
     if (triggers.empty()) {
@@ -117,8 +116,8 @@ class CiCommand : public Command {
     fmt::print(stderr,
                "repro: ci: `{}` failed ({}): recording it under chaos scheduling until `{}` "
                "(up to {} runs, {} at once, seeds from {}) in {}\n",
-               command, end.text(), wanted, options.runs, options.jobs,
-               options.first_seed, output_);
+               command, end.text(), wanted, options.runs, options.jobs, options.first_seed,
+               output_);
 
     hunter::Escalation escalation;
     escalation.command = command;

@@ -115,13 +115,13 @@ class HuntCommand : public Command {
       size_t failures = outcome->catches.size();
       fmt::print(stderr, "repro: hunt: {} failure{} in {} runs\n", failures,
                  failures == 1 ? "" : "s", outcome->runs);
-      for (const hunter::Catch& caught : outcome->catches) {
+      for (const hunter::CaughtFailure& caught : outcome->catches) {
         fmt::print(stderr, "repro: hunt: seed {}: `{}` (status {}), trace {}: {}\n", caught.seed,
                    caught.trigger, caught.status, caught.trace, caught.replay_summary);
       }
       return 0;
     }
-    const hunter::Catch& caught = outcome->catches.front();
+    const hunter::CaughtFailure& caught = outcome->catches.front();
     fmt::print(stderr,
                "repro: hunt: caught `{}` (status {}) after {} runs, seed {}\n"
                "repro: hunt: trace {}\n"

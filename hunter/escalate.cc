@@ -144,10 +144,10 @@ std::string failure_trigger(const ProcessEnd& end) {
 std::string command_line(const std::vector<std::string>& argv) {
   std::vector<std::string> words;
   for (const std::string& arg : argv) {
-    bool plain = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                       "0123456789_-+=/.,:@%") ==
-                                     std::string::npos;
+    bool plain = !arg.empty() && arg.find_first_not_of(
+                                     "abcdefghijklmnopqrstuvwxyz"
+                                     "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789_-+=/.,:@%") == std::string::npos;
     if (plain) {
       words.push_back(arg);
       continue;
@@ -184,19 +184,17 @@ EscalationReport describe(const Escalation& escalation) {
     report.summary_line = "- repro ci: " + text;
     return report;
   }
-  const Catch& caught = outcome.catches.front();
+  const CaughtFailure& caught = outcome.catches.front();
   report.captured = true;
-  std::string text =
-      fmt::format("{}; caught `{}` after {} recording{} (seed {}): trace {}", failed,
-                  caught.trigger, outcome.runs, outcome.runs == 1 ? "" : "s", caught.seed,
-                  caught.trace);
+  std::string text = fmt::format("{}; caught `{}` after {} recording{} (seed {}): trace {}", failed,
+                                 caught.trigger, outcome.runs, outcome.runs == 1 ? "" : "s",
+                                 caught.seed, caught.trace);
   report.lines.push_back(text);
   report.lines.push_back(caught.replay_summary);
   report.lines.push_back(fmt::format("replay it with: repro replay {}", caught.trace));
-  report.workflow_command =
-      "::notice title=repro::" +
-      workflow_escape(fmt::format("{}; {}; replay it with: repro replay {}", text,
-                                  caught.replay_summary, caught.trace));
+  report.workflow_command = "::notice title=repro::" +
+                            workflow_escape(fmt::format("{}; {}; replay it with: repro replay {}",
+                                                        text, caught.replay_summary, caught.trace));
   report.summary_line = fmt::format("- repro ci: {}; {}; replay it with `repro replay {}`", text,
                                     caught.replay_summary, caught.trace);
   return report;

@@ -68,10 +68,10 @@ struct Escalation {
 
 /// What to say about an escalation.
 struct EscalationReport {
-  bool captured = false;                // a failing trace was kept
-  std::vector<std::string> lines;       // for stderr, each to follow "repro: ci: "
-  std::string workflow_command;         // a GitHub Actions `::notice` or `::warning` line
-  std::string summary_line;             // one markdown line for $GITHUB_STEP_SUMMARY
+  bool captured = false;           // a failing trace was kept
+  std::vector<std::string> lines;  // for stderr, each to follow "repro: ci: "
+  std::string workflow_command;    // a GitHub Actions `::notice` or `::warning` line
+  std::string summary_line;        // one markdown line for $GITHUB_STEP_SUMMARY
 };
 
 EscalationReport describe(const Escalation& escalation);

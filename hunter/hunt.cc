@@ -125,11 +125,10 @@ struct Run {
   int interrupts = 0;  // SIGINTs sent for a timeout
 };
 
-
 // Replays a failing run's trace once: it must fail the same way.
-Result<Catch> confirm(const std::string& repro_path, const std::vector<Trigger>& triggers,
-                      const Run& run, const RunResult& result) {
-  Catch caught;
+Result<CaughtFailure> confirm(const std::string& repro_path, const std::vector<Trigger>& triggers,
+                              const Run& run, const RunResult& result) {
+  CaughtFailure caught;
   caught.seed = run.seed;
   caught.trace = run.dir;
   caught.trigger = fired(triggers, result)->text;
@@ -306,7 +305,8 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
   }
   outcome.runs = finished;
   for (const auto& [run, result] : failing) {
-    REPRO_ASSIGN_OR_RETURN(Catch caught, confirm(options.repro_path, triggers, run, result));
+    REPRO_ASSIGN_OR_RETURN(CaughtFailure caught,
+                           confirm(options.repro_path, triggers, run, result));
     outcome.catches.push_back(std::move(caught));
   }
   return outcome;

@@ -41,7 +41,7 @@ struct HuntOptions {
 };
 
 /// One failing run, kept.
-struct Catch {
+struct CaughtFailure {
   uint64_t seed = 0;
   std::string trace;          // its trace directory
   std::string trigger;        // which trigger fired
@@ -51,10 +51,10 @@ struct Catch {
 };
 
 struct HuntOutcome {
-  uint64_t runs = 0;          // recordings made (the measuring one not counted)
+  uint64_t runs = 0;  // recordings made (the measuring one not counted)
   /// The failing runs, in the order they ended: at most one without
   /// `keep_going`.
-  std::vector<Catch> catches;
+  std::vector<CaughtFailure> catches;
   uint32_t points = 0;        // the spread used
   bool caught() const { return !catches.empty(); }
 };
