@@ -114,7 +114,7 @@ for round in $(seq "$rounds"); do
   echo "$native" >>native_rates
   echo "$hunted" >>hunt_rates
   note=""
-  [ "$native_failures" -eq 0 ] || note="  ($native_failures native runs failed: a busy host?)"
+  [ "$native_failures" -eq 0 ] || note="  (native failures: $native_failures)"
   printf '%-6s %12s %12s %10s %16s%s\n' "$round" "$native" "$hunted" \
     "$(awk -v n="$native" -v h="$hunted" 'BEGIN { printf "%.1fx", n / h }')" \
     "${failures:-0} of $runs" "$note"
