@@ -3,11 +3,12 @@
  * around the syscall of its 2nd step; the reader, which starts once the
  * writer has, fails (exit 1, "RACE" on stderr) if it finds it busy in its
  * 40th step. Natively the writer is long past its 2nd step by then: only a
- * preemption of the writer inside that one syscall while the reader runs 38
- * steps shows the bug (none of 3000 native runs one at a time; about 1 in
- * 1000 to 10000 two at a time on a loaded 2-core host). A chaos schedule that drops the writer's
- * priority at that syscall's exit shows it in about 1 run in 100. Small on
- * purpose: a hunt's cost per run is then mostly repro's own. */
+ * preemption of the writer inside that one syscall while the reader runs
+ * 38 steps shows the bug (none of 3000 native runs one at a time; about 1
+ * in 1000 to 10000 two at a time on a loaded 2-core host). A chaos schedule
+ * that drops the writer's priority at that syscall's exit shows it in about
+ * 1 run in 100. Small on purpose: a hunt's cost per run is then mostly
+ * repro's own. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
