@@ -100,7 +100,8 @@ grep -q '^::warning title=repro::.*`output:NEVER` did not show in 2 recordings' 
 "$repro" ci -o term -- "$program" sleep >term.out 2>term.err 9>&- &
 ci_pid=$!
 background_pids+=("$ci_pid")
-sleep 1
+# Its handlers are in place once the command has started.
+wait_for 30 pgrep -P "$ci_pid" >/dev/null || fail "repro ci did not start the command"
 kill -TERM "$ci_pid"
 wait "$ci_pid"
 status=$?
