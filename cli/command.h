@@ -25,5 +25,6 @@ std::unique_ptr<Command> make_record_command();
 std::unique_ptr<Command> make_replay_command();
 std::unique_ptr<Command> make_doctor_command();
 std::unique_ptr<Command> make_hunt_command();
+std::unique_ptr<Command> make_ci_command();
 
 }  // namespace repro::cli

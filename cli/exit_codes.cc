@@ -24,7 +24,7 @@ int report_error(const Status& status) {
 
 const char* exit_codes_help() {
   return "Exit status:\n"
-         "  record, replay  the program's own status; 128+N if it died of signal N\n"
+         "  record, replay, ci  the program's own status; 128+N if it died of signal N\n"
          "  0   success (other commands)\n"
          "  1   error of the environment (permissions, i/o, program not found)\n"
          "  64  bad command line\n"

@@ -1,6 +1,7 @@
-// `repro hunt [-n RUNS] [-j JOBS] [--until TRIGGER]... -- PROG [ARGS...]`:
+// `repro hunt [-n RUNS] [-j JOBS] [--until TRIGGER]... [--keep-going] -- PROG [ARGS...]`:
 // records PROG under the chaos scheduler, a new seed each run, until a
-// trigger fires; keeps and confirms that trace.
+// trigger fires; keeps and confirms that trace (with --keep-going: every
+// failing trace in RUNS).
 
 #include <fmt/core.h>
 #include <sys/random.h>
@@ -40,11 +41,15 @@ class HuntCommand : public Command {
     sub->add_option("--seed", seed_, "the first seed (default: a random one)");
     sub->add_option("--shard", shard_,
                     "K/N: take every N-th seed starting at the K-th, so N machines share a hunt");
+    sub->add_flag("--keep-going", keep_going_,
+                  "do not stop at the first failure: make all RUNS recordings and keep every "
+                  "failing trace");
     sub->add_option("-o,--output", output_, "directory for the traces")->capture_default_str();
     sub->add_option("program", argv_, "the program and its arguments (after --)")->required();
     sub->footer(
         "Exit status: 0 when a failure was caught (its trace is kept and replayed once to\n"
-        "confirm it), 1 when none was in RUNS recordings, 64 for a bad command line.");
+        "confirm it; with --keep-going, at least one), 1 when none was in RUNS recordings,\n"
+        "64 for a bad command line.");
   }
 
   int run() override {
@@ -57,6 +62,7 @@ class HuntCommand : public Command {
     options.depth = depth_;
     options.points = points_.value_or(0);
     options.out_dir = output_;
+    options.keep_going = keep_going_;
     for (const std::string& word : until_) {
       auto trigger = hunter::parse_trigger(word);
       if (!trigger.is_ok()) {
@@ -100,19 +106,31 @@ class HuntCommand : public Command {
     if (!outcome.is_ok()) {
       return report_error(outcome.status());
     }
-    if (!outcome->caught) {
+    if (!outcome->caught()) {
       fmt::print(stderr, "repro: hunt: no failure in {} runs (change points over {} syscalls)\n",
                  outcome->runs, outcome->points);
       return 1;
     }
+    if (keep_going_) {
+      size_t failures = outcome->catches.size();
+      fmt::print(stderr, "repro: hunt: {} failure{} in {} runs\n", failures,
+                 failures == 1 ? "" : "s", outcome->runs);
+      for (const hunter::CaughtFailure& caught : outcome->catches) {
+        fmt::print(stderr, "repro: hunt: seed {}: `{}` (status {}), trace {}: {}\n", caught.seed,
+                   caught.trigger, caught.status, caught.trace, caught.replay_summary);
+      }
+      return 0;
+    }
+    const hunter::CaughtFailure& caught = outcome->catches.front();
     fmt::print(stderr,
                "repro: hunt: caught `{}` (status {}) after {} runs, seed {}\n"
                "repro: hunt: trace {}\n"
                "repro: hunt: {}\n",
-               outcome->trigger, outcome->status, outcome->runs, outcome->seed, outcome->trace,
-               outcome->replay_summary);
-    fmt::print(stderr, "repro: hunt: again: repro record --chaos --seed {} --depth {} --points {} -- ...\n",
-               outcome->seed, depth_, outcome->points);
+               caught.trigger, caught.status, outcome->runs, caught.seed, caught.trace,
+               caught.replay_summary);
+    fmt::print(stderr,
+               "repro: hunt: again: repro record --chaos --seed {} --depth {} --points {} -- ...\n",
+               caught.seed, depth_, outcome->points);
     return 0;
   }
 
@@ -124,6 +142,7 @@ class HuntCommand : public Command {
   std::optional<uint32_t> points_;
   std::optional<uint64_t> seed_;
   std::string shard_;
+  bool keep_going_ = false;
   std::string output_ = "repro-hunt";
   std::vector<std::string> argv_;
 };

@@ -143,6 +143,39 @@ struct Run {
   int interrupts = 0;  // SIGINTs sent for a timeout
 };
 
+// Replays a failing run's trace once: it must fail the same way.
+Result<CaughtFailure> confirm(const std::string& repro_path, const std::vector<Trigger>& triggers,
+                              const Run& run, const RunResult& result) {
+  CaughtFailure caught;
+  caught.seed = run.seed;
+  caught.trace = run.dir;
+  caught.trigger = fired(triggers, result)->text;
+  caught.status = result.shell_status;
+  std::vector<std::string> args = {repro_path, "replay"};
+  if (result.timed_out) {
+    args.push_back("--allow-incomplete");
+  }
+  args.push_back(run.dir);
+  std::string replay_out = run.dir + ".replay.out";
+  std::string replay_err = run.dir + ".replay.err";
+  REPRO_ASSIGN_OR_RETURN(pid_t replay, spawn(args, replay_out, replay_err));
+  REPRO_ASSIGN_OR_RETURN(int replay_status, wait_for(replay));
+  RunResult replayed;
+  replayed.shell_status = shell_status(replay_status);
+  replayed.timed_out = result.timed_out;
+  replayed.output = program_output(replay_out, replay_err);
+  replayed.deadlocked = ended_in_deadlock(replay_err);
+  const Trigger* again = fired(triggers, replayed);
+  caught.reproduced = again != nullptr && again->text == caught.trigger &&
+                      (result.timed_out || replayed.shell_status == caught.status);
+  caught.replay_summary =
+      caught.reproduced
+          ? fmt::format("the replay fails the same way (status {})", replayed.shell_status)
+          : fmt::format("the replay did not fail the same way (status {}; see {})",
+                        replayed.shell_status, replay_err);
+  return caught;
+}
+
 }  // namespace
 
 Result<HuntOutcome> hunt(const HuntOptions& options) {
@@ -201,8 +234,8 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
   uint64_t launched = 0;
   uint64_t finished = 0;
   const Clock::time_point start = Clock::now();
-  std::optional<Run> caught;
-  RunResult caught_result;
+  std::vector<std::pair<Run, RunResult>> failing;
+  auto done = [&] { return !options.keep_going && !failing.empty(); };
 
   auto launch = [&]() -> Status {
     Run run;
@@ -231,12 +264,14 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     return Status::ok();
   };
 
-  while (!caught && (launched < options.runs || !active.empty())) {
-    while (!caught && active.size() < std::max(options.jobs, 1u) && launched < options.runs) {
+  while (!done() && (launched < options.runs || !active.empty())) {
+    while (!done() && active.size() < std::max(options.jobs, 1u) && launched < options.runs) {
       REPRO_RETURN_IF_ERROR(launch());
     }
     int status = 0;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
+    // Without a timeout to watch, block until a run ends: polling would add
+    // up to a poll period to every run.
+    pid_t pid = waitpid(-1, &status, timeout ? WNOHANG : 0);
     if (pid < 0 && errno != EINTR && errno != ECHILD) {
       return Status::from_errno(errno, "waitpid");
     }
@@ -249,8 +284,8 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
             ++run.interrupts;
           }
         }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
       continue;
     }
     auto it = active.find(pid);
@@ -269,20 +304,18 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     }
     result.output = program_output(run.dir + ".out", run.dir + ".err");
     result.deadlocked = ended_in_deadlock(run.dir + ".err");
-    if (const Trigger* trigger = fired(triggers, result)) {
-      caught = run;
-      caught_result = result;
-      outcome.trigger = trigger->text;
+    if (fired(triggers, result) != nullptr) {
+      failing.emplace_back(run, result);
     } else {
       remove_run(run.dir);
     }
     double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     progress(fmt::format("{} runs, {:.1f} runs/s, {} failure{}, {:.0f} s", finished,
-                         elapsed > 0 ? finished / elapsed : 0.0, caught ? 1 : 0,
-                         caught ? "" : "s", elapsed),
+                         elapsed > 0 ? finished / elapsed : 0.0, failing.size(),
+                         failing.size() == 1 ? "" : "s", elapsed),
              true);
   }
-  // Stop the runs still going: only the failing one is kept.
+  // Stop the runs still going (a failure ended the hunt): only failing runs are kept.
   for (const auto& [pid, run] : active) {
     kill(pid, SIGKILL);
   }
@@ -291,37 +324,11 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     remove_run(run.dir);
   }
   outcome.runs = finished;
-  if (!caught) {
-    return outcome;
+  for (const auto& [run, result] : failing) {
+    REPRO_ASSIGN_OR_RETURN(CaughtFailure caught,
+                           confirm(options.repro_path, triggers, run, result));
+    outcome.catches.push_back(std::move(caught));
   }
-  outcome.caught = true;
-  outcome.seed = caught->seed;
-  outcome.trace = caught->dir;
-  outcome.status = caught_result.shell_status;
-
-  // Replay once: the trace must fail the same way.
-  std::vector<std::string> args = {options.repro_path, "replay"};
-  if (caught_result.timed_out) {
-    args.push_back("--allow-incomplete");
-  }
-  args.push_back(caught->dir);
-  std::string replay_out = caught->dir + ".replay.out";
-  std::string replay_err = caught->dir + ".replay.err";
-  REPRO_ASSIGN_OR_RETURN(pid_t replay, spawn(args, replay_out, replay_err));
-  REPRO_ASSIGN_OR_RETURN(int replay_status, wait_for(replay));
-  RunResult replayed;
-  replayed.shell_status = shell_status(replay_status);
-  replayed.timed_out = caught_result.timed_out;
-  replayed.output = program_output(replay_out, replay_err);
-  replayed.deadlocked = ended_in_deadlock(replay_err);
-  const Trigger* again = fired(triggers, replayed);
-  outcome.reproduced = again != nullptr && again->text == outcome.trigger &&
-                       (caught_result.timed_out || replayed.shell_status == outcome.status);
-  outcome.replay_summary =
-      outcome.reproduced
-          ? fmt::format("the replay fails the same way (status {})", replayed.shell_status)
-          : fmt::format("the replay did not fail the same way (status {}; see {})",
-                        replayed.shell_status, replay_err);
   return outcome;
 }
 

@@ -33,20 +33,30 @@ struct HuntOptions {
   uint64_t first_seed = 1;
   uint32_t shard = 0;             // with `shards`: seeds first_seed + shard + k * shards
   uint32_t shards = 1;
+  /// Go on after a failure: all `runs` are made and every failing trace is
+  /// kept and replayed once.
+  bool keep_going = false;
   /// Called with a progress line now and then (`live`: may be redrawn).
   std::function<void(const std::string& line, bool live)> on_progress;
 };
 
-struct HuntOutcome {
-  uint64_t runs = 0;          // recordings made (the measuring one not counted)
-  bool caught = false;
-  uint64_t seed = 0;          // the failing run's
+/// One failing run, kept.
+struct CaughtFailure {
+  uint64_t seed = 0;
   std::string trace;          // its trace directory
   std::string trigger;        // which trigger fired
   int status = 0;             // its shell-style status
   bool reproduced = false;    // the replay failed the same way
   std::string replay_summary; // what the confirming replay did
+};
+
+struct HuntOutcome {
+  uint64_t runs = 0;  // recordings made (the measuring one not counted)
+  /// The failing runs, in the order they ended: at most one without
+  /// `keep_going`.
+  std::vector<CaughtFailure> catches;
   uint32_t points = 0;        // the spread used
+  bool caught() const { return !catches.empty(); }
 };
 
 /// Runs the hunt. Errors: invalid_argument (no program), io_error (the

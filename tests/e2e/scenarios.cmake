@@ -24,6 +24,9 @@ repro_scenario_program(scenario_asan_leak asan_leak_program.c)
 target_compile_options(scenario_asan_leak PRIVATE -fsanitize=address -fno-omit-frame-pointer)
 target_link_options(scenario_asan_leak PRIVATE -fsanitize=address)
 target_link_libraries(scenario_asan_leak PRIVATE Threads::Threads)
+# ci: a flaky three-thread race, and fixed ends (pass, exit N, abort, sleep).
+repro_scenario_program(scenario_ci_flaky ci_flaky_program.c)
+target_link_libraries(scenario_ci_flaky PRIVATE Threads::Threads)
 # divergence_report records the getpid build, then swaps in the getppid one.
 repro_scenario_program(scenario_divergence_getpid divergence_program.c)
 target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
@@ -50,6 +53,7 @@ set(REPRO_SCENARIOS
   "asan_leak_report 300"
   "bad_input 300"
   "chaos_same_schedule 300"
+  "ci 600"
   "deadlock 300"
   "divergence_report 120"
   "doctor 120"

@@ -18,8 +18,8 @@ schedule() {
 }
 
 checked=""
-for name in condvar_ping_pong futex_wake_order mutex_counter pipe_roundtrip fork_wait \
-  thread_create_join; do
+for name in condvar_ping_pong mutex_counter pipe_roundtrip fork_wait \
+  thread_create_join thread_exit_value; do
   program=$build_dir/tests/programs/$name
   need_file "$program"
   for run in 1 2 3; do

@@ -9,6 +9,10 @@
 #   3. A program that does not fail: `hunt -n 5` exits 1, says so, keeps no
 #      trace.
 #   4. A bad trigger is a usage error (64).
+#   5. `--keep-going` with triggers that every run fires (`exit`, or
+#      `output:no race` for a run that passed): it goes through all 8 runs,
+#      keeps all 8 traces, each confirmed by a replay, lists them, says
+#      "8 failures in 8 runs" and exits 0.
 # Usage: hunt.sh REPRO BUILD_DIR
 source "$(dirname "$0")/lib.sh"
 scenario_start hunt "$@"
@@ -62,5 +66,22 @@ status=$?
 [ "$status" -eq 64 ] || fail "a bad trigger exited $status, not 64: $(cat bad.err)"
 grep -q 'no such signal' bad.err || fail "a bad trigger's message: $(cat bad.err)"
 
+# Every run fires one of the two triggers (a passing run prints "no race"),
+# so --keep-going must keep all 8.
+bounded 600 "$repro" hunt --keep-going -n 8 -j 2 --until exit --until 'output:no race' -o hunt5 \
+  -- "$program" >hunt5.out 2>hunt5.err
+status=$?
+[ "$status" -eq 0 ] || fail "hunt --keep-going exited $status: $(tail -n 5 hunt5.err)"
+grep -q '^repro: hunt: 8 failures in 8 runs$' hunt5.err ||
+  fail "hunt --keep-going did not go through all 8 runs: $(cat hunt5.err)"
+[ "$(grep -c '^repro: hunt: seed [0-9]*: `\(exit\|output:no race\)` (status [01]), trace hunt5/seed-[0-9]*: the replay fails the same way (status [01])$' hunt5.err)" -eq 8 ] ||
+  fail "not every failure was listed and confirmed: $(cat hunt5.err)"
+[ "$(find hunt5 -maxdepth 1 -name 'seed-*' -type d | wc -l)" -eq 8 ] ||
+  fail "8 failures, but these traces are kept: $(ls hunt5)"
+for trace in $(sed -n 's/^repro: hunt: seed [0-9]*: .*, trace \(.*\): the replay .*/\1/p' hunt5.err); do
+  [ -d "$trace" ] || fail "the listed trace '$trace' is not there"
+done
+
 pass "window bug caught after $runs runs (plain recordings: $plain_failures of 10 failed)," \
-  "replayed 5/5; output trigger; no failure in 5 runs says so; bad trigger 64"
+  "replayed 5/5; output trigger; no failure in 5 runs says so; bad trigger 64;" \
+  "--keep-going: 8 failures in 8 runs, all kept and confirmed"
