@@ -23,6 +23,11 @@ void print_header(const format::TraceHeader& h, format::TraceState state) {
     fmt::print("# scheduler chaos: seed {} depth {} over {} points, slices from 1 to {} ms\n",
                h.seed, h.scheduler.depth, h.scheduler.expected_points,
                2 * h.scheduler.base_slice_ms - 1);
+    if (!h.scheduler.skipped_changes.empty() || !h.scheduler.skipped_starvations.empty()) {
+      fmt::print("# scheduler chaos: change points left out [{}], starvation windows left out [{}]\n",
+                 fmt::join(h.scheduler.skipped_changes, ","),
+                 fmt::join(h.scheduler.skipped_starvations, ","));
+    }
   } else {
     fmt::print("# scheduler {}: slices of {} ms\n", h.scheduler.policy, h.scheduler.base_slice_ms);
   }

@@ -4,12 +4,14 @@
 // failing trace in RUNS).
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -44,6 +46,9 @@ class HuntCommand : public Command {
     sub->add_flag("--keep-going", keep_going_,
                   "do not stop at the first failure: make all RUNS recordings and keep every "
                   "failing trace");
+    sub->add_flag("--no-shrink", no_shrink_,
+                  "keep the caught schedule as it is: do not look for a smaller one that still "
+                  "fails, nor name the racing pair");
     sub->add_option("-o,--output", output_, "directory for the traces")->capture_default_str();
     sub->add_option("program", argv_, "the program and its arguments (after --)")->required();
     sub->footer(
@@ -63,6 +68,7 @@ class HuntCommand : public Command {
     options.points = points_.value_or(0);
     options.out_dir = output_;
     options.keep_going = keep_going_;
+    options.shrink = !no_shrink_;
     for (const std::string& word : until_) {
       auto trigger = hunter::parse_trigger(word);
       if (!trigger.is_ok()) {
@@ -131,10 +137,40 @@ class HuntCommand : public Command {
     fmt::print(stderr,
                "repro: hunt: again: repro record --chaos --seed {} --depth {} --points {} -- ...\n",
                caught.seed, depth_, outcome->points);
+    if (caught.shrunk) {
+      print_shrunk(*caught.shrunk);
+    } else if (!caught.shrink_error.empty()) {
+      fmt::print(stderr, "repro: hunt: warning: shrinking failed: {}\n", caught.shrink_error);
+    }
     return 0;
   }
 
  private:
+  static void print_shrunk(const hunter::ShrinkOutcome& shrunk) {
+    // "no starvation window" / "none of its 2 change points" / "change point 1 of 2".
+    auto listed = [](const std::vector<uint32_t>& needed, uint32_t of, const char* what) {
+      if (of == 0) {
+        return fmt::format("no {} (none came)", what);
+      }
+      if (needed.empty()) {
+        return fmt::format("none of its {} {}{}", of, what, of == 1 ? "" : "s");
+      }
+      return fmt::format("{}{} {} of {}", what, needed.size() == 1 ? "" : "s",
+                         fmt::join(needed, ", "), of);
+    };
+    fmt::print(stderr, "repro: hunt: shrinking ({} recording{}): the failure needs {} and {}\n",
+               shrunk.recordings, shrunk.recordings == 1 ? "" : "s",
+               listed(shrunk.needed_changes, shrunk.changes, "change point"),
+               listed(shrunk.needed_starvations, shrunk.starvations, "starvation window"));
+    if (!shrunk.smaller_trace.empty()) {
+      fmt::print(stderr, "repro: hunt: smaller trace {}\n", shrunk.smaller_trace);
+    }
+    std::istringstream lines(shrunk.racing_pair);
+    for (std::string line; std::getline(lines, line);) {
+      fmt::print(stderr, "repro: hunt: {}\n", line);
+    }
+  }
+
   uint64_t runs_ = 1000;
   std::optional<unsigned> jobs_;
   std::vector<std::string> until_;
@@ -143,6 +179,7 @@ class HuntCommand : public Command {
   std::optional<uint64_t> seed_;
   std::string shard_;
   bool keep_going_ = false;
+  bool no_shrink_ = false;
   std::string output_ = "repro-hunt";
   std::vector<std::string> argv_;
 };

@@ -89,6 +89,15 @@ class RecordCommand : public Command {
         ->capture_default_str()
         ->check(CLI::Range(1u, 100000000u))
         ->needs("--chaos");
+    sub->add_option("--skip-changes", skipped_changes_,
+                    "leave out these change points (0 is the first to come; comma-separated): "
+                    "what a hunt's shrinking does")
+        ->delimiter(',')
+        ->needs("--chaos");
+    sub->add_option("--skip-starvations", skipped_starvations_,
+                    "leave out these starvation windows (0 is the first; comma-separated)")
+        ->delimiter(',')
+        ->needs("--chaos");
     sub->add_option("--linger", linger_,
                     "seconds to go on recording the processes the program leaves running "
                     "(daemons, background jobs) after its first process exits, before stopping "
@@ -128,6 +137,9 @@ class RecordCommand : public Command {
       options.chaos_depth = depth_;
       options.chaos_points = points_;
       options.seed = seed_ ? *seed_ : random_seed();
+      options.chaos_skipped_changes = {skipped_changes_.begin(), skipped_changes_.end()};
+      options.chaos_skipped_starvations = {skipped_starvations_.begin(),
+                                           skipped_starvations_.end()};
       fmt::print(stderr, "repro: chaos scheduling, seed {} (depth {})\n", options.seed, depth_);
     }
     options.on_notice = [](const std::string& notice) {
@@ -149,6 +161,9 @@ class RecordCommand : public Command {
     if (!outcome.is_ok()) {
       fmt::print(stderr, "repro: the trace in {} is incomplete\n", dir);
       return report_error(outcome.status());
+    }
+    if (chaos_ && !outcome->scheduler_decisions.empty()) {
+      fmt::print(stderr, "repro: chaos: {}\n", outcome->scheduler_decisions);
     }
     if (outcome->interrupted) {
       fmt::print(stderr, "repro: interrupted; {} events kept in {} (incomplete)\n",
@@ -179,6 +194,8 @@ class RecordCommand : public Command {
   std::optional<uint64_t> seed_;
   uint32_t depth_ = 3;
   uint32_t points_ = tracer::ChaosOptions{}.expected_points;
+  std::vector<uint32_t> skipped_changes_;
+  std::vector<uint32_t> skipped_starvations_;
   std::vector<std::string> argv_;
 };
 

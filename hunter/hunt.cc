@@ -1,8 +1,6 @@
 #include "hunter/hunt.h"
 
-#include <fcntl.h>
 #include <fmt/core.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,109 +9,17 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "core/format/event.h"
 #include "core/format/trace_reader.h"
-
-extern char** environ;
+#include "hunter/runs.h"
 
 namespace repro::hunter {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The shell-style status of a raw wait status.
-int shell_status(int wait_status) {
-  if (WIFEXITED(wait_status)) {
-    return WEXITSTATUS(wait_status);
-  }
-  return WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : 1;
-}
-
-// Starts `args` with stdin from /dev/null and stdout, stderr to the files.
-Result<pid_t> spawn(const std::vector<std::string>& args, const std::string& out,
-                    const std::string& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv;
-  for (const std::string& arg : args) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    return Status::from_errno(rc, "starting " + args[0]);
-  }
-  return pid;
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The program's output in a run's files: repro's own lines left out.
-std::string program_output(const std::string& out, const std::string& err) {
-  std::string output = read_all(out);
-  std::istringstream lines(read_all(err));
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with("repro: ")) {
-      output += line + "\n";
-    }
-  }
-  return output;
-}
-
-// Whether a run's stderr has repro's deadlock report (record's
-// "repro: deadlock: ...", replay's "repro: deadlock, as recorded: ...").
-bool ended_in_deadlock(const std::string& err) {
-  std::istringstream lines(read_all(err));
-  for (std::string line; std::getline(lines, line);) {
-    if (line.starts_with("repro: deadlock")) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// A line `repro: error: ...` in a run's stderr: repro itself failed.
-std::string repro_error(const std::string& err) {
-  std::istringstream lines(read_all(err));
-  for (std::string line; std::getline(lines, line);) {
-    if (line.starts_with("repro: error: ")) {
-      return line;
-    }
-  }
-  return "";
-}
-
-void remove_run(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  std::filesystem::remove(dir + ".out", ec);
-  std::filesystem::remove(dir + ".err", ec);
-}
-
-Result<int> wait_for(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      return Status::from_errno(errno, "waitpid");
-    }
-  }
-  return status;
-}
 
 // Syscall exits in a trace made while another thread was alive: about the
 // chaos policy's scheduling points, which are syscall exits while another
@@ -151,28 +57,15 @@ Result<CaughtFailure> confirm(const std::string& repro_path, const std::vector<T
   caught.trace = run.dir;
   caught.trigger = fired(triggers, result)->text;
   caught.status = result.shell_status;
-  std::vector<std::string> args = {repro_path, "replay"};
-  if (result.timed_out) {
-    args.push_back("--allow-incomplete");
-  }
-  args.push_back(run.dir);
-  std::string replay_out = run.dir + ".replay.out";
-  std::string replay_err = run.dir + ".replay.err";
-  REPRO_ASSIGN_OR_RETURN(pid_t replay, spawn(args, replay_out, replay_err));
-  REPRO_ASSIGN_OR_RETURN(int replay_status, wait_for(replay));
-  RunResult replayed;
-  replayed.shell_status = shell_status(replay_status);
-  replayed.timed_out = result.timed_out;
-  replayed.output = program_output(replay_out, replay_err);
-  replayed.deadlocked = ended_in_deadlock(replay_err);
+  REPRO_ASSIGN_OR_RETURN(RunResult replayed, replay_once(repro_path, run.dir, result.timed_out));
   const Trigger* again = fired(triggers, replayed);
   caught.reproduced = again != nullptr && again->text == caught.trigger &&
                       (result.timed_out || replayed.shell_status == caught.status);
   caught.replay_summary =
       caught.reproduced
           ? fmt::format("the replay fails the same way (status {})", replayed.shell_status)
-          : fmt::format("the replay did not fail the same way (status {}; see {})",
-                        replayed.shell_status, replay_err);
+          : fmt::format("the replay did not fail the same way (status {}; see {}.replay.err)",
+                        replayed.shell_status, run.dir);
   return caught;
 }
 
@@ -242,21 +135,12 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     run.seed = options.first_seed + options.shard + launched * options.shards;
     run.dir = fmt::format("{}/seed-{}", options.out_dir, run.seed);
     remove_run(run.dir);
-    std::vector<std::string> args = {options.repro_path,
-                                     "record",
-                                     "--chaos",
-                                     "--seed",
-                                     std::to_string(run.seed),
-                                     "--depth",
-                                     std::to_string(options.depth),
-                                     "--points",
-                                     std::to_string(outcome.points),
-                                     "--linger",
-                                     "1",
-                                     "-o",
-                                     run.dir,
-                                     "--"};
-    args.insert(args.end(), options.argv.begin(), options.argv.end());
+    std::vector<std::string> args = record_args({.repro_path = options.repro_path,
+                                                 .argv = options.argv,
+                                                 .seed = run.seed,
+                                                 .depth = options.depth,
+                                                 .points = outcome.points,
+                                                 .dir = run.dir});
     REPRO_ASSIGN_OR_RETURN(pid_t pid, spawn(args, run.dir + ".out", run.dir + ".err"));
     run.started = Clock::now();
     active[pid] = run;
@@ -295,15 +179,11 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     Run run = it->second;
     active.erase(it);
     ++finished;
-    RunResult result;
-    result.timed_out = run.interrupts > 0;
-    result.shell_status = shell_status(status);
+    RunResult result = read_result(run.dir, status, run.interrupts > 0);
     if (std::string error = repro_error(run.dir + ".err"); !error.empty() && !result.timed_out) {
       return Status::error(StatusCode::kIoError,
                            fmt::format("recording seed {}: {}", run.seed, error));
     }
-    result.output = program_output(run.dir + ".out", run.dir + ".err");
-    result.deadlocked = ended_in_deadlock(run.dir + ".err");
     if (fired(triggers, result) != nullptr) {
       failing.emplace_back(run, result);
     } else {
@@ -327,6 +207,23 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
   for (const auto& [run, result] : failing) {
     REPRO_ASSIGN_OR_RETURN(CaughtFailure caught,
                            confirm(options.repro_path, triggers, run, result));
+    if (options.shrink && caught.reproduced && !result.timed_out) {
+      progress(fmt::format("shrinking the schedule of seed {}", caught.seed), false);
+      auto shrunk = shrink({.repro_path = options.repro_path,
+                            .argv = options.argv,
+                            .triggers = triggers,
+                            .trigger = caught.trigger,
+                            .status = caught.status,
+                            .seed = caught.seed,
+                            .depth = options.depth,
+                            .points = outcome.points,
+                            .trace = caught.trace});
+      if (shrunk.is_ok()) {
+        caught.shrunk = std::move(*shrunk);
+      } else {
+        caught.shrink_error = shrunk.status().message();
+      }
+    }
     outcome.catches.push_back(std::move(caught));
   }
   return outcome;

@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/base/status.h"
+#include "hunter/shrink.h"
 #include "hunter/trigger.h"
 
 namespace repro::hunter {
@@ -36,6 +38,9 @@ struct HuntOptions {
   /// Go on after a failure: all `runs` are made and every failing trace is
   /// kept and replayed once.
   bool keep_going = false;
+  /// Shrink each confirmed failure's schedule and name its racing pair
+  /// (hunter/shrink.h).
+  bool shrink = true;
   /// Called with a progress line now and then (`live`: may be redrawn).
   std::function<void(const std::string& line, bool live)> on_progress;
 };
@@ -48,6 +53,8 @@ struct CaughtFailure {
   int status = 0;             // its shell-style status
   bool reproduced = false;    // the replay failed the same way
   std::string replay_summary; // what the confirming replay did
+  std::optional<ShrinkOutcome> shrunk;  // with HuntOptions::shrink, once confirmed
+  std::string shrink_error;   // why shrinking failed, if it did
 };
 
 struct HuntOutcome {

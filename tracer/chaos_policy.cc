@@ -30,6 +30,7 @@
 //   for the starved thread, and without syscall exits the window would
 //   never end.
 
+#include <fmt/core.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -100,6 +101,12 @@ class ChaosPolicy : public SchedulingPolicy {
 
   std::chrono::milliseconds time_slice() const override { return slice_; }
 
+  // Machine-read by a hunt's shrinking (hunter/shrink.cc): keep the words.
+  std::string decisions() const override {
+    return fmt::format("{} change point{}, {} starvation window{}", next_change_,
+                       next_change_ == 1 ? "" : "s", starvations_, starvations_ == 1 ? "" : "s");
+  }
+
  private:
   // Higher runs first: any thread not starved before any starved one, then
   // by priority.
@@ -139,8 +146,10 @@ class ChaosPolicy : public SchedulingPolicy {
   void scheduling_point(uint32_t running, std::span<const uint32_t> ready) {
     ++points_;
     while (next_change_ < change_points_.size() && change_points_[next_change_] <= points_) {
+      if (!options_.skipped_changes.contains(static_cast<uint32_t>(next_change_))) {
+        drop(running);
+      }
       ++next_change_;
-      drop(running);
     }
     advance_starvation(1);
     if (below(kStarveOneIn) == 0) {
@@ -148,8 +157,10 @@ class ChaosPolicy : public SchedulingPolicy {
       uint32_t victim = pick == ready.size() ? running : ready[pick];
       if (!starved_.contains(victim)) {
         uint64_t length = kStarveMinPoints + below(kStarveMaxPoints - kStarveMinPoints);
-        starved_[victim] = {starve_clock_ + length, priority(victim)};
-        drop(victim);
+        if (!options_.skipped_starvations.contains(starvations_++)) {
+          starved_[victim] = {starve_clock_ + length, priority(victim)};
+          drop(victim);
+        }
       }
     }
   }
@@ -187,7 +198,7 @@ class ChaosPolicy : public SchedulingPolicy {
   // Starvation windows: the clock counts points and preemptions.
   std::map<uint32_t, Starvation> starved_;
   uint64_t starve_clock_ = 0;
-  // The thread pick() chose last, and points_ then.
+  uint32_t starvations_ = 0;  // windows drawn so far, skipped ones included
 };
 
 }  // namespace

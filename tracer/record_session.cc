@@ -185,6 +185,10 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
     header.scheduler.policy = "chaos";
     header.scheduler.depth = options.chaos_depth;
     header.scheduler.expected_points = options.chaos_points;
+    header.scheduler.skipped_changes.assign(options.chaos_skipped_changes.begin(),
+                                            options.chaos_skipped_changes.end());
+    header.scheduler.skipped_starvations.assign(options.chaos_skipped_starvations.begin(),
+                                                options.chaos_skipped_starvations.end());
   }
   header.scheduler.base_slice_ms = static_cast<uint32_t>(options.time_slice.count());
   header.start_time_ns = static_cast<uint64_t>(
@@ -197,7 +201,9 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
     session->policy_ = make_chaos_policy({.seed = options.seed,
                                           .depth = options.chaos_depth,
                                           .expected_points = header.scheduler.expected_points,
-                                          .base_slice = options.time_slice});
+                                          .base_slice = options.time_slice,
+                                          .skipped_changes = options.chaos_skipped_changes,
+                                          .skipped_starvations = options.chaos_skipped_starvations});
   } else {
     session->policy_ = make_round_robin_policy(options.time_slice);
   }
@@ -444,6 +450,7 @@ Result<RecordOutcome> RecordSession::run() {
   outcome.tsc_mode = patch_rdtsc_ ? format::TscMode::kPatch : format::TscMode::kTrap;
   outcome.rdtsc_sites_patched = patcher_.sites_patched();
   outcome.deadlock = deadlock_report_;
+  outcome.scheduler_decisions = policy_->decisions();
   if (outcome.interrupted) {
     REPRO_RETURN_IF_ERROR(writer_->flush());
   } else {

@@ -71,6 +71,8 @@ struct RecordOptions {
   bool chaos = false;
   uint32_t chaos_depth = 3;
   uint32_t chaos_points = ChaosOptions{}.expected_points;  // over how many syscall exits
+  std::set<uint32_t> chaos_skipped_changes;      // see ChaosOptions
+  std::set<uint32_t> chaos_skipped_starvations;
   bool pin_to_one_cpu = true;            // tracer and tracees share one CPU (cheaper stops)
   /// Called with a warning line (the host runs repro degraded, ...).
   std::function<void(const std::string&)> on_warning;
@@ -91,6 +93,9 @@ struct RecordOutcome {
   bool interrupted = false;   // repro was told to stop; the trace is incomplete
   format::TscMode tsc_mode = format::TscMode::kTrap;
   uint64_t rdtsc_sites_patched = 0;  // patching mode: sites replaced by traps
+  /// What the scheduling policy did of its own accord (chaos: how many
+  /// change points and starvation windows came), or "".
+  std::string scheduler_decisions;
   /// Non-empty if the program deadlocked and repro ended it (deadlock.h):
   /// what each thread waited for, with backtraces. The trace is complete.
   std::string deadlock;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 
@@ -29,6 +30,9 @@ class SchedulingPolicy {
   virtual void on_preempted(uint32_t thread) { (void)thread; }
   /// How long a thread may run while others are ready.
   virtual std::chrono::milliseconds time_slice() const = 0;
+  /// What the policy did of its own accord, for the recording's last line
+  /// ("" if nothing to say).
+  virtual std::string decisions() const { return ""; }
 };
 
 /// Round robin with a fixed slice; yields switch.
@@ -45,6 +49,11 @@ struct ChaosOptions {
   uint32_t expected_points = 2000;
   /// Slices are drawn from [1 ms, 2 * base).
   std::chrono::milliseconds base_slice{50};
+  /// Change points and starvation windows to leave out, by their number in
+  /// the order they come (0 first). Every random draw is made all the same,
+  /// so the rest of the schedule stays as it was.
+  std::set<uint32_t> skipped_changes;
+  std::set<uint32_t> skipped_starvations;
 };
 
 /// PCT-style random priorities (seeded): the highest-priority ready thread

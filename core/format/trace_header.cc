@@ -199,6 +199,25 @@ Status get_bytes_list(const Json& object, const std::string& key, std::vector<st
   return Status::ok();
 }
 
+// An optional array of 32-bit numbers: empty when absent.
+Status get_optional_u32_list(const Json& object, const std::string& key, std::vector<uint32_t>* out) {
+  out->clear();
+  const Json* value = find_field(object, key);
+  if (value == nullptr) {
+    return Status::ok();
+  }
+  if (!value->is_array()) {
+    return field_error(key, "is not an array");
+  }
+  for (const Json& item : *value) {
+    if (!item.is_number_unsigned() || item.get<uint64_t>() > UINT32_MAX) {
+      return field_error(key, "holds something other than 32-bit numbers");
+    }
+    out->push_back(static_cast<uint32_t>(item.get<uint64_t>()));
+  }
+  return Status::ok();
+}
+
 // Parses TEXT as a JSON object carrying our magic. `what` names the file.
 Result<Json> parse_object(const std::string& text, const char* what) {
   Json root;
@@ -275,6 +294,11 @@ Result<TraceHeader> parse_header(const std::string& text, bool check_version) {
         get_u32(*scheduler, "expected_points", &s.expected_points).context("scheduler"));
     REPRO_RETURN_IF_ERROR(
         get_u32(*scheduler, "base_slice_ms", &s.base_slice_ms).context("scheduler"));
+    REPRO_RETURN_IF_ERROR(get_optional_u32_list(*scheduler, "skipped_changes", &s.skipped_changes)
+                              .context("scheduler"));
+    REPRO_RETURN_IF_ERROR(
+        get_optional_u32_list(*scheduler, "skipped_starvations", &s.skipped_starvations)
+            .context("scheduler"));
   }
   REPRO_RETURN_IF_ERROR(get_u64(root, "start_time_ns", &header.start_time_ns));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "repro_version", &header.repro_version));
@@ -318,6 +342,12 @@ std::string header_to_json(const TraceHeader& header) {
   scheduler["depth"] = header.scheduler.depth;
   scheduler["expected_points"] = header.scheduler.expected_points;
   scheduler["base_slice_ms"] = header.scheduler.base_slice_ms;
+  if (!header.scheduler.skipped_changes.empty()) {
+    scheduler["skipped_changes"] = header.scheduler.skipped_changes;
+  }
+  if (!header.scheduler.skipped_starvations.empty()) {
+    scheduler["skipped_starvations"] = header.scheduler.skipped_starvations;
+  }
   root["scheduler"] = std::move(scheduler);
   root["start_time_ns"] = header.start_time_ns;
   root["repro_version"] = bytes_to_json(header.repro_version);

@@ -37,6 +37,11 @@ struct SchedulerSettings {
   uint32_t depth = 0;                  // chaos: d, for d - 1 change points
   uint32_t expected_points = 0;        // chaos: spread of the change points
   uint32_t base_slice_ms = 0;          // the time slice (chaos: slices in [1, 2 * base))
+  /// chaos: the change points and starvation windows left out (numbered in
+  /// the order they come; a hunt's shrinking leaves out what the failure
+  /// does not need).
+  std::vector<uint32_t> skipped_changes;
+  std::vector<uint32_t> skipped_starvations;
   bool operator==(const SchedulerSettings&) const = default;
 };
 

@@ -9,7 +9,12 @@
 #   3. A program that does not fail: `hunt -n 5` exits 1, says so, keeps no
 #      trace.
 #   4. A bad trigger is a usage error (64).
-#   5. `--keep-going` with triggers that every run fires (`exit`, or
+#   6. Part 1's hunt also shrank the caught schedule: it says which change
+#      points the failure needs, and names the racing pair: P's window
+#      syscall (getppid, in p) and Q running on to the failure (in q); the
+#      pair is kept in TRACE.race, and a smaller trace, if any, replays the
+#      failure.
+#   5. `--keep-going` (with --no-shrink) with triggers that every run fires (`exit`, or
 #      `output:no race` for a run that passed): it goes through all 8 runs,
 #      keeps all 8 traces, each confirmed by a replay, lists them, says
 #      "8 failures in 8 runs" and exits 0.
@@ -40,13 +45,25 @@ grep -q 'the replay fails the same way (status 1)' hunt1.err ||
 runs=$(grep -o 'after [0-9]* runs' hunt1.err | grep -o '[0-9]*')
 trace=$(sed -n 's/^repro: hunt: trace //p' hunt1.err)
 [ -d "$trace" ] || fail "the kept trace '$trace' is not there"
-[ "$(find hunt1 -maxdepth 1 -name 'seed-*' -type d | wc -l)" -eq 1 ] ||
+[ "$(find hunt1 -maxdepth 1 -name 'seed-*' ! -name '*.min' -type d | wc -l)" -eq 1 ] ||
   fail "passing runs' traces were kept: $(ls hunt1)"
 for run in 1 2 3 4 5; do
   replay 120 "$trace" replay.out replay.err
   [ "$status" -eq 1 ] || fail "replay $run of the caught trace exited $status"
   grep -q '^RACE$' replay.err || fail "replay $run of the caught trace printed no RACE"
 done
+grep -qE '^repro: hunt: shrinking \([0-9]+ recordings?\): the failure needs change points? [0-9, ]+ of [0-9]+' hunt1.err ||
+  fail "no shrinking line naming the change points needed: $(cat hunt1.err)"
+grep -qE '^repro: hunt:   t[0-9]+ ran last before the failure: getppid, in p at .*hunt_window_program.c:[0-9]+$' hunt1.err ||
+  fail "the racing pair does not name P's window syscall: $(cat hunt1.err)"
+grep -qE '^repro: hunt:   t[0-9]+ then ran on to the failure \(event #[0-9]+\), in q at .*hunt_window_program.c:[0-9]+$' hunt1.err ||
+  fail "the racing pair does not name Q's check: $(cat hunt1.err)"
+grep -q 'getppid, in p at' "$trace.race" || fail "the racing pair was not kept in $trace.race"
+if [ -d "$trace.min" ]; then
+  replay 120 "$trace.min" replay.out replay.err
+  [ "$status" -eq 1 ] && grep -q '^RACE$' replay.err ||
+    fail "the smaller trace does not replay the failure: status $status"
+fi
 
 bounded 600 "$repro" hunt -n 1000 -j 2 --seed 5000 --until 'output:RA.E' -o hunt2 -- "$program" \
   >hunt2.out 2>hunt2.err
@@ -68,7 +85,7 @@ grep -q 'no such signal' bad.err || fail "a bad trigger's message: $(cat bad.err
 
 # Every run fires one of the two triggers (a passing run prints "no race"),
 # so --keep-going must keep all 8.
-bounded 600 "$repro" hunt --keep-going -n 8 -j 2 --until exit --until 'output:no race' -o hunt5 \
+bounded 600 "$repro" hunt --keep-going --no-shrink -n 8 -j 2 --until exit --until 'output:no race' -o hunt5 \
   -- "$program" >hunt5.out 2>hunt5.err
 status=$?
 [ "$status" -eq 0 ] || fail "hunt --keep-going exited $status: $(tail -n 5 hunt5.err)"
@@ -84,4 +101,4 @@ done
 
 pass "window bug caught after $runs runs (plain recordings: $plain_failures of 10 failed)," \
   "replayed 5/5; output trigger; no failure in 5 runs says so; bad trigger 64;" \
-  "--keep-going: 8 failures in 8 runs, all kept and confirmed"
+  "--keep-going: 8 failures in 8 runs, all kept and confirmed; shrinking and the racing pair"
