@@ -3,12 +3,10 @@
 // chaos recording and keeps its trace. Exits with CMD's own status.
 
 #include <fmt/core.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -16,6 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/hunt_setup.h"
 #include "hunter/escalate.h"
 #include "hunter/hunt.h"
 
@@ -85,30 +84,15 @@ class CiCommand : public Command {
     }
 
     hunter::HuntOptions options;
-    std::error_code ec;
-    options.repro_path = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    options.repro_path = own_path();
     options.argv = argv_;
     options.runs = runs_;
     options.jobs = jobs_ ? *jobs_ : std::max(1u, std::thread::hardware_concurrency());
     options.out_dir = output_;
     options.triggers = std::move(parsed);
-    if (seed_) {
-      options.first_seed = *seed_;
-    } else if (getrandom(&options.first_seed, sizeof options.first_seed, 0) !=
-               sizeof options.first_seed) {
-      options.first_seed = static_cast<uint64_t>(getpid());
-    }
-    options.first_seed &= (uint64_t{1} << 48) - 1;  // room to count up
-    bool terminal = isatty(STDERR_FILENO);
-    uint64_t lines = 0;
-    options.on_progress = [&](const std::string& line, bool live) {
-      if (live && terminal) {
-        fmt::print(stderr, "\rrepro: ci: {}\x1b[K", line);
-        std::fflush(stderr);
-      } else if (!live || ++lines % 10 == 0) {
-        fmt::print(stderr, "repro: ci: {}\n", line);
-      }
-    };
+    options.first_seed = first_seed(seed_);
+    ProgressLines progress("ci");
+    options.on_progress = progress.callback();
     std::string wanted;
     for (const std::string& word : triggers) {
       wanted += (wanted.empty() ? "" : ", ") + word;
@@ -125,9 +109,7 @@ class CiCommand : public Command {
     escalation.triggers = triggers;
     escalation.runs_allowed = runs_;
     auto outcome = hunter::hunt(options);
-    if (terminal) {
-      fmt::print(stderr, "\n");
-    }
+    progress.finish();
     if (outcome.is_ok()) {
       escalation.outcome = *outcome;
     } else {

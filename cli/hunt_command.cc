@@ -5,11 +5,9 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -17,6 +15,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/hunt_setup.h"
 #include "hunter/hunt.h"
 
 namespace repro::cli {
@@ -59,8 +58,7 @@ class HuntCommand : public Command {
 
   int run() override {
     hunter::HuntOptions options;
-    std::error_code ec;
-    options.repro_path = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    options.repro_path = own_path();
     options.argv = argv_;
     options.runs = runs_;
     options.jobs = jobs_ ? *jobs_ : std::max(1u, std::thread::hardware_concurrency());
@@ -86,29 +84,13 @@ class HuntCommand : public Command {
       options.shard = k;
       options.shards = n;
     }
-    if (seed_) {
-      options.first_seed = *seed_;
-    } else if (getrandom(&options.first_seed, sizeof options.first_seed, 0) !=
-               sizeof options.first_seed) {
-      options.first_seed = static_cast<uint64_t>(getpid());
-    }
-    options.first_seed &= (uint64_t{1} << 48) - 1;  // room to count up
-    bool terminal = isatty(STDERR_FILENO);
-    uint64_t lines = 0;
-    options.on_progress = [&](const std::string& line, bool live) {
-      if (live && terminal) {
-        fmt::print(stderr, "\rrepro: hunt: {}\x1b[K", line);
-        std::fflush(stderr);
-      } else if (!live || ++lines % 10 == 0) {
-        fmt::print(stderr, "repro: hunt: {}\n", line);
-      }
-    };
+    options.first_seed = first_seed(seed_);
+    ProgressLines progress("hunt");
+    options.on_progress = progress.callback();
     fmt::print(stderr, "repro: hunting with seeds from {} (up to {} runs, {} at once) in {}\n",
                options.first_seed + options.shard, options.runs, options.jobs, output_);
     auto outcome = hunter::hunt(options);
-    if (terminal) {
-      fmt::print(stderr, "\n");
-    }
+    progress.finish();
     if (!outcome.is_ok()) {
       return report_error(outcome.status());
     }
