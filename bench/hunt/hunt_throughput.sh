@@ -2,7 +2,7 @@
 # Hunt throughput: how many runs a second `repro hunt` makes on a small racy
 # program (handoff_window.c), next to how many native runs a second the
 # same host makes of it, JOBS at a time. Each round runs the program RUNS
-# times natively (xargs -P JOBS), then `repro hunt --keep-going -n RUNS
+# times natively (xargs -P JOBS), then `repro hunt --keep-going --no-shrink -n RUNS
 # -j JOBS` on it, and prints both rates; at the end, the medians, their
 # ratio and the machine it ran on.
 #
@@ -100,7 +100,7 @@ for round in $(seq "$rounds"); do
 
   rm -rf hunt
   started=$(now)
-  "$repro" hunt --keep-going -n "$runs" -j "$jobs" --seed "$((round * 100000))" -o hunt \
+  "$repro" hunt --keep-going --no-shrink -n "$runs" -j "$jobs" --seed "$((round * 100000))" -o hunt \
     -- "$program" >hunt.out 2>hunt.err
   hunt_status=$?
   ended=$(now)
