@@ -1,42 +1,53 @@
-/* Order violation: main starts a loader thread that reads the settings and
- * fills in a shared config, then a worker thread that reads its items and
- * then uses the config, assuming the loader, started first, is done with
- * it. Nothing makes the worker wait. The loader makes fewer reads (the
- * read(2)s of a file) than the worker, so natively it nearly always comes
- * first (see docs/hunting.md); a scheduler that runs the worker first
- * shows the bug. The worker then scales its items by 0: a wrong total
- * prints "order violation" on stderr and exits 1. */
+/* Order violation: main starts a loader thread that sizes a shared config
+ * from the system (sysinfo, getrlimit, sched_getaffinity) and fills it in;
+ * main waits until the loader has started (a semaphore the loader posts
+ * first thing), then starts a worker thread that uses the config, assuming
+ * the loader, already running, is done with it by then. Nothing makes the
+ * worker wait for the config itself. The loader has a head start of a
+ * thread creation, which natively is nearly always enough (see
+ * docs/hunting.md); a scheduler that holds the loader at one of its
+ * syscalls while main and the worker run on shows the bug. The worker then
+ * counts 0 items at scale 0: a wrong total prints "order violation" on
+ * stderr and exits 1. */
 #include "test_util.h"
 
-#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
 
 struct config {
   long scale;
   long items;
+  long cpus;
+  long max_files;
 };
 
-/* Reads the loader makes before it publishes the config, and the worker
- * before it uses it: the closer, the more often the worker comes first
- * natively. */
-#define SETTINGS_READS 2
-#ifndef ITEM_READS
-#define ITEM_READS 16
+/* Loop turns the loader spends working the settings out after its
+ * syscalls: fewer make the worker come first more often natively. */
+#ifndef SETTLE_TURNS
+#define SETTLE_TURNS 20000
 #endif
 #define SCALE 3
 #define ITEMS 100
 
 static struct config config;
-static int zero_fd;
-
-static void read_file(int reads) {
-  char buf[64];
-  for (int i = 0; i < reads; i++) check(read(zero_fd, buf, sizeof buf) == sizeof buf);
-}
+static sem_t loader_started;
+static volatile unsigned long sink;
 
 static void *loader(void *arg) {
   (void)arg;
-  read_file(SETTINGS_READS);
+  check(sem_post(&loader_started) == 0);
+  struct sysinfo system;
+  check(sysinfo(&system) == 0);
+  struct rlimit files;
+  check(getrlimit(RLIMIT_NOFILE, &files) == 0);
+  cpu_set_t cpus;
+  check(sched_getaffinity(0, sizeof cpus, &cpus) == 0);
+  for (long turn = 0; turn < SETTLE_TURNS; turn++) sink += (unsigned long)turn;
+  config.cpus = CPU_COUNT(&cpus);
+  config.max_files = (long)files.rlim_cur;
   config.items = ITEMS;
   config.scale = SCALE;
   return NULL;
@@ -44,7 +55,6 @@ static void *loader(void *arg) {
 
 static void *worker(void *arg) {
   (void)arg;
-  read_file(ITEM_READS);
   /* BUG: assumes the loader has filled in the config by now */
   long total = 0;
   for (long i = 0; i < config.items; i++) total += config.scale;
@@ -53,10 +63,10 @@ static void *worker(void *arg) {
 
 int main(void) {
   test_init();
-  zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-  check(zero_fd >= 0);
+  check(sem_init(&loader_started, 0, 0) == 0);
   pthread_t a, b;
   check(pthread_create(&a, NULL, loader, NULL) == 0);
+  while (sem_wait(&loader_started) != 0) check(errno == EINTR);
   check(pthread_create(&b, NULL, worker, NULL) == 0);
   void *total;
   check(pthread_join(a, NULL) == 0);
