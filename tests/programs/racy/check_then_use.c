@@ -1,14 +1,14 @@
 /* Check then use: a server thread handles requests on the current session:
  * it checks that the shared session pointer is not NULL, reads the time
  * (clock_gettime: the vDSO natively, a syscall when recorded), and then
- * stamps and counts the request through the pointer, which it reads again. A closer thread closes
- * the session once half the requests are served: it sets the pointer to
- * NULL and frees the session.
- * If the close comes between the check and the use, the server dereferences
- * NULL and dies of SIGSEGV. Each request spends most of its time preparing
- * the reply, outside that window, so natively the close seldom lands in it
- * (see docs/hunting.md); a scheduler that switches threads at the clock
- * call shows it. */
+ * stamps and counts the request through the pointer, which it reads again.
+ * A closer thread closes the session once half the requests are served: it
+ * sets the pointer to NULL and frees the session. If the close comes
+ * between the check and the use, the server dereferences NULL and dies of
+ * SIGSEGV. Each request spends most of its time preparing the reply,
+ * outside that window, so natively the close seldom lands in it (see
+ * docs/hunting.md); a scheduler that switches threads at the clock call
+ * shows it. */
 #include "test_util.h"
 
 #include <pthread.h>
@@ -23,7 +23,7 @@ struct session {
  * outside the window): more turns make the crash rarer natively. */
 #define REQUESTS 40
 #ifndef REPLY_TURNS
-#define REPLY_TURNS 10000
+#define REPLY_TURNS 2000
 #endif
 
 /* Not static: the code that opens sessions would live in other files. */

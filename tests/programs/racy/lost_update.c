@@ -1,12 +1,12 @@
 /* Lost update: two tellers deposit into one account with no lock. A deposit
  * checks the amount (some computing), reads the balance, stamps the deposit
- * with the time (clock_gettime, a syscall when recorded), and stores the
- * balance it read plus one: a deposit the other teller makes between that
- * read and that store is overwritten. The window is a small part of each
- * deposit, so natively an update is seldom lost even when both tellers run
- * at once (see docs/hunting.md); a scheduler that switches threads at the
- * clock call shows it. The final balance is checked: a wrong one prints
- * "lost update" on stderr and exits 1. */
+ * with the time (clock_gettime: the vDSO natively, a syscall when
+ * recorded), and stores the balance it read plus one: a deposit the other
+ * teller makes between that read and that store is overwritten. The window
+ * is a small part of each deposit, so natively an update is seldom lost
+ * even when both tellers run at once (see docs/hunting.md); a scheduler
+ * that switches threads at the clock call shows it. The final balance is
+ * checked: a wrong one prints "lost update" on stderr and exits 1. */
 #include "test_util.h"
 
 #include <pthread.h>

@@ -1,19 +1,21 @@
 /* Signal handler race: the main loop moves a two-word position (x, y) along
- * the diagonal, x == y, storing x, reading the clock to time the move (the
- * vDSO natively, a syscall when recorded), then storing y. A sampler thread interrupts it now and then with SIGUSR1
- * (pthread_kill), and the handler, like a sampling profiler's, reads the
- * position. Nothing keeps the handler from running between the two stores:
- * then it sees x != y. Each step spends most of its time computing, outside
- * that window, so natively a sample seldom lands in it (see
- * docs/hunting.md); a scheduler that switches threads at the clock call, so
- * that the signal comes when the main thread resumes there, shows it. A
- * torn sample prints "signal handler race" on stderr and exits 1. */
+ * the diagonal, x == y: it stores x, reads the clock to time the move (the
+ * vDSO natively, a syscall when recorded), then stores y. A sampler thread
+ * interrupts it now and then with SIGUSR1 (pthread_kill), and the handler,
+ * like a sampling profiler's, reads the position. Nothing keeps the
+ * handler from running between the two stores: then it sees x != y. Each
+ * step spends most of its time computing, outside that window, so natively
+ * a sample seldom lands in it (see docs/hunting.md); a scheduler that
+ * switches threads at the clock call, so that the signal comes when the
+ * main thread resumes there, shows it. A torn sample prints "signal
+ * handler race" on stderr and exits 1. */
 #include "test_util.h"
 
 #include <pthread.h>
 
 /* Steps of the main loop, loop turns of computing per step (outside the
- * window: more make a torn sample rarer natively), samples taken. */
+ * window: more make a torn sample rarer natively), samples taken (fewer
+ * make it rarer too), and how far apart. */
 #define STEPS 100
 #ifndef STEP_TURNS
 #define STEP_TURNS 20000
