@@ -40,6 +40,8 @@ repro_scenario_program(scenario_mmap_socket mmap_socket_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
 target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
+repro_scenario_program(scenario_sibling_fatal_signal sibling_fatal_signal_program.c)
+target_link_libraries(scenario_sibling_fatal_signal PRIVATE Threads::Threads)
 repro_scenario_program(scenario_unknown_effects unknown_effects_program.c)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
@@ -67,6 +69,7 @@ set(REPRO_SCENARIOS
   "replay_from_noexec_mount 300"
   "sched_yield_turns 300"
   "shell_scripts 300"
+  "sibling_fatal_signal 120"
   "sparse_mapping_trace_size 300"
   "unknown_effects_warning 120"
 )
