@@ -55,6 +55,12 @@ constexpr unsigned long kPtraceOptions =
 // (microseconds) finish first.
 constexpr int kInKernelGraceMs = 2;
 
+// When a thread that went into such a syscall at `since` is taken to block.
+std::chrono::steady_clock::time_point in_kernel_deadline(
+    std::chrono::steady_clock::time_point since) {
+  return since + std::chrono::milliseconds(kInKernelGraceMs);
+}
+
 // How often buffered events are written out even if the frame is not full,
 // so a recorder killed with SIGKILL loses at most this much.
 constexpr auto kFlushInterval = std::chrono::milliseconds(250);
@@ -317,6 +323,7 @@ Status RecordSession::resume_user(Thread& t) {
 
 Status RecordSession::resume_in_kernel(Thread& t) {
   t.state = Thread::State::kInSyscall;
+  t.in_kernel_since = std::chrono::steady_clock::now();
   if (ptrace(PTRACE_SYSCALL, t.tid, nullptr, 0) != 0) {
     return os::ptrace_error(errno, "resuming into syscall", t.tid);
   }
@@ -487,7 +494,9 @@ Result<RecordSession::StepResult> RecordSession::step() {
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     } else if (current->state == Thread::State::kInSyscall &&
                !must_finish_alone(current->syscall_number, current->args)) {
-      timeout_ms = kInKernelGraceMs;
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          in_kernel_deadline(current->in_kernel_since) - now);
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
   }
   if (timeout_ms < 0 || timeout_ms > 250) {
@@ -530,8 +539,13 @@ Result<RecordSession::StepResult> RecordSession::step() {
           if (ptrace(PTRACE_INTERRUPT, current->tid, nullptr, nullptr) != 0 && errno != ESRCH) {
             return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");
           }
-        } else if (current->state == Thread::State::kInSyscall && !current->entered_logged &&
-                   !must_finish_alone(current->syscall_number, current->args)) {
+        } else if (current->state == Thread::State::kInSyscall &&
+                   !current->entered_logged &&
+                   !must_finish_alone(current->syscall_number, current->args) &&
+                   // poll also returns for a SIGCHLD left from stops already
+                   // handled: only a syscall that outlasted the grace blocks.
+                   std::chrono::steady_clock::now() >=
+                       in_kernel_deadline(current->in_kernel_since)) {
           REPRO_RETURN_IF_ERROR(log_entered(*current));
           release_cpu(*current);
         }

@@ -36,6 +36,8 @@ struct RecordSession::Thread {
   } state = State::kStarting;
   bool entered_logged = false;
   bool interrupt_requested = false;
+  // When it last went into the kernel for a syscall (kInSyscall).
+  std::chrono::steady_clock::time_point in_kernel_since;
   bool exit_logged = false;
   bool stepping_into_handler = false;  // single-stepping into a signal handler
   bool handler_signal_synchronous = false;  // ... of a fault

@@ -53,6 +53,7 @@ set(REPRO_SCENARIOS
   "exec_mount_namespace 120"
   "interrupted_recording 300"
   "hunt 900"
+  "in_kernel_grace 300"
   "isolation 120"
   "jit_rdtsc 120"
   "leftover_processes 180"
