@@ -14,19 +14,21 @@
 #define TELLERS 2
 #define DEPOSITS 20
 /* Loop turns of checking per deposit, outside the window: fewer make a lost
- * update likelier natively. */
+ * update likelier natively. The second teller checks half as long again,
+ * so that the tellers' windows drift past each other instead of staying
+ * in step (in step, a third of the runs lost updates here). */
 #ifndef CHECK_TURNS
-#define CHECK_TURNS 50000
+#define CHECK_TURNS 100000
 #endif
 
 static long balance;
 static struct timespec last_deposit;
-static volatile unsigned long sink;
 
 static void *teller(void *arg) {
-  (void)arg;
+  long turns = CHECK_TURNS + (long)arg * CHECK_TURNS / 2;
+  volatile unsigned long checked = 0; /* the teller's own: no shared line */
   for (int i = 0; i < DEPOSITS; i++) {
-    for (long turn = 0; turn < CHECK_TURNS; turn++) sink += (unsigned long)turn;
+    for (long turn = 0; turn < turns; turn++) checked += (unsigned long)turn;
     long seen = balance; /* BUG: read, stamp, store, with no lock held */
     struct timespec now;
     check(clock_gettime(CLOCK_REALTIME, &now) == 0);
@@ -39,7 +41,7 @@ static void *teller(void *arg) {
 int main(void) {
   test_init();
   pthread_t tellers[TELLERS];
-  for (int i = 0; i < TELLERS; i++) check(pthread_create(&tellers[i], NULL, teller, NULL) == 0);
+  for (long i = 0; i < TELLERS; i++) check(pthread_create(&tellers[i], NULL, teller, (void *)i) == 0);
   for (int i = 0; i < TELLERS; i++) check(pthread_join(tellers[i], NULL) == 0);
   long expected = (long)TELLERS * DEPOSITS;
   if (balance != expected) {
