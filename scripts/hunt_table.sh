@@ -28,7 +28,7 @@ racy_dir=$source_dir/tests/programs/racy
 build=$source_dir/build native_runs=1000 plain_runs=20 hunts=10 hunt_runs=1000
 usage() {
   sed -n '/^# Usage:/,/^# Progress/p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 64
+  exit "${1:-64}"
 }
 while getopts 'b:n:p:H:h' option; do
   case $option in
@@ -36,6 +36,7 @@ while getopts 'b:n:p:H:h' option; do
     n) native_runs=$OPTARG ;;
     p) plain_runs=$OPTARG ;;
     H) hunts=$OPTARG ;;
+    h) usage 0 ;;
     *) usage ;;
   esac
 done
@@ -87,6 +88,13 @@ if [ $# -eq 0 ]; then
   [ $# -gt 0 ] || { echo "hunt_table: no racy program built in $programs" >&2; exit 1; }
 fi
 
+for name in "$@"; do
+  if [ ! -x "$programs/$name" ] || [ -z "$(trigger_of "$name")" ]; then
+    echo "hunt_table: $name is not a built, registered racy program" >&2
+    exit 1
+  fi
+done
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/repro-hunt-table-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -95,10 +103,6 @@ echo "|---|---|---|---|---|---|"
 for name in "$@"; do
   program=$programs/$name
   trigger=$(trigger_of "$name")
-  if [ ! -x "$program" ] || [ -z "$trigger" ]; then
-    echo "hunt_table: $name is not a built, registered racy program" >&2
-    exit 1
-  fi
 
   failures=0
   for ((run = 1; run <= native_runs; run++)); do
