@@ -132,10 +132,12 @@ for name in "$@"; do
     rm -rf "$work/hunt"
     timeout -k 5 3600 "$repro" hunt -n "$hunt_runs" -j 2 --seed "$seed" --until "$trigger" \
       -o "$work/hunt" -- "$program" >/dev/null 2>"$work/hunt.err"
-    runs=$(tr '\r' '\n' <"$work/hunt.err" | sed -n 's/.*caught `.*` (status [0-9]*) after \([0-9]*\) runs.*/\1/p')
+    runs=$(tr '\r' '\n' <"$work/hunt.err" |
+      sed -n 's/.*caught `.*` (status [0-9]*) after \([0-9]*\) runs.*/\1/p')
     if [ -z "$runs" ]; then
       runs=">$hunt_runs"
-      echo "hunt_table: $name: a hunt caught nothing: $(tail -n 2 "$work/hunt.err" | tr '\r' '\n' | tail -n 1)" >&2
+      last=$(tr '\r' '\n' <"$work/hunt.err" | grep -v '^$' | tail -n 1)
+      echo "hunt_table: $name: a hunt caught nothing: $last" >&2
     fi
     echo "$runs" >>"$work/runs"
     echo "hunt_table: $name: hunt with seeds from $seed: $runs runs" >&2

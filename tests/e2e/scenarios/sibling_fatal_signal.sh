@@ -13,13 +13,15 @@ need_file "$program"
 
 for run in 1 2 3; do
   record 60 trace$run record$run.out record$run.err "$program"
-  [ "$status" -eq 139 ] || fail "recording $run exited $status, not 139: $(tail -n 5 record$run.err)"
+  [ "$status" -eq 139 ] ||
+    fail "recording $run exited $status, not 139: $(tail -n 5 record$run.err)"
   for again in 1 2 3; do
     replay 60 trace$run replay.out replay.err
     [ "$status" -eq 139 ] ||
       fail "replay $again of recording $run exited $status: $(tail -n 5 replay.err)" \
         "$(replay_hint trace$run)"
-    ! grep -q '^repro: error' replay.err || fail "replay $again of recording $run: $(cat replay.err)"
+    ! grep -q '^repro: error' replay.err ||
+      fail "replay $again of recording $run: $(cat replay.err)"
   done
 done
 pass "3 recordings ended by a thread's SIGSEGV, each replayed 3 times with status 139"

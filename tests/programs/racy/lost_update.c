@@ -12,13 +12,13 @@
 #include <pthread.h>
 
 #define TELLERS 2
-#define DEPOSITS 20
+#define DEPOSITS 10
 /* Loop turns of checking per deposit, outside the window: fewer make a lost
  * update likelier natively. The second teller checks half as long again,
  * so that the tellers' windows drift past each other instead of staying
  * in step (in step, a third of the runs lost updates here). */
 #ifndef CHECK_TURNS
-#define CHECK_TURNS 100000
+#define CHECK_TURNS 200000
 #endif
 
 static long balance;
@@ -41,7 +41,9 @@ static void *teller(void *arg) {
 int main(void) {
   test_init();
   pthread_t tellers[TELLERS];
-  for (long i = 0; i < TELLERS; i++) check(pthread_create(&tellers[i], NULL, teller, (void *)i) == 0);
+  for (long i = 0; i < TELLERS; i++) {
+    check(pthread_create(&tellers[i], NULL, teller, (void *)i) == 0);
+  }
   for (int i = 0; i < TELLERS; i++) check(pthread_join(tellers[i], NULL) == 0);
   long expected = (long)TELLERS * DEPOSITS;
   if (balance != expected) {

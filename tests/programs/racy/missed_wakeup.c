@@ -49,7 +49,8 @@ static void *consumer(void *arg) {
     int err = pthread_cond_timedwait(&data_ready, &lock, &deadline);
     check(pthread_mutex_unlock(&lock) == 0);
     if (err == ETIMEDOUT) {
-      static const char bug[] = "missed wakeup: the producer signalled before the consumer waited\n";
+      static const char bug[] =
+          "missed wakeup: the producer signalled before the consumer waited\n";
       tu_write_all(2, bug, sizeof bug - 1);
       _exit(1);
     }

@@ -6,10 +6,10 @@
  * worker wait for the config itself. The loader has a head start of a
  * thread creation, which natively is nearly always enough (see
  * docs/hunting.md; with 20000 loop turns of work after its syscalls it
- * failed in 0.8 to 2% of runs here, without in 0.4%); a scheduler that holds the loader at one of its
- * syscalls while main and the worker run on shows the bug. The worker then
- * counts 0 items at scale 0: a wrong total prints "order violation" on
- * stderr and exits 1. */
+ * failed in 0.8 to 2% of runs here, without in 0.4%); a scheduler that
+ * holds the loader at one of its syscalls while main and the worker run on
+ * shows the bug. The worker then counts 0 items at scale 0: a wrong total
+ * prints "order violation" on stderr and exits 1. */
 #include "test_util.h"
 
 #include <pthread.h>
