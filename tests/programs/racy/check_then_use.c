@@ -23,7 +23,7 @@ struct session {
  * outside the window): more turns make the crash rarer natively. */
 #define REQUESTS 40
 #ifndef REPLY_TURNS
-#define REPLY_TURNS 2000
+#define REPLY_TURNS 5000
 #endif
 
 /* Not static: the code that opens sessions would live in other files. */
