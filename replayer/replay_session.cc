@@ -761,8 +761,14 @@ Status ReplaySession::on_thread_exit(const format::Event& event) {
   } else if (fatal_signal != 0 && t.where == ReplayThread::Where::kParked) {
     // Killed by a signal the recording saw no delivery of: the program's
     // own seccomp filter (SECCOMP_RET_KILL) ends it at a syscall that never
-    // reached repro's filter. Let it run into that again.
-    REPRO_RETURN_IF_ERROR(resume(t));
+    // reached repro's filter. Let it run into that again. Or a sibling's
+    // fatal signal, already delivered, takes the whole group: the kill has
+    // woken this thread from its stop, so there is nothing to resume and
+    // it is on its way to its exit stop.
+    Status resumed = resume(t);
+    if (!resumed.is_ok() && resumed.code() != StatusCode::kTraceeDied) {
+      return resumed;
+    }
   }
   while (t.where != ReplayThread::Where::kGone) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));

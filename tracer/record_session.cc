@@ -326,6 +326,12 @@ Status RecordSession::resume_user(Thread& t) {
   return Status::ok();
 }
 
+std::chrono::steady_clock::time_point RecordSession::in_kernel_deadline(
+    std::chrono::steady_clock::time_point since) const {
+  return since +
+         std::chrono::milliseconds(options_.chaos ? kChaosInKernelGraceMs : kInKernelGraceMs);
+}
+
 Status RecordSession::resume_in_kernel(Thread& t) {
   t.state = Thread::State::kInSyscall;
   t.in_kernel_since = std::chrono::steady_clock::now();
@@ -501,7 +507,9 @@ Result<RecordSession::StepResult> RecordSession::step() {
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     } else if (current->state == Thread::State::kInSyscall &&
                !must_finish_alone(current->syscall_number, current->args)) {
-      timeout_ms = options_.chaos ? kChaosInKernelGraceMs : kInKernelGraceMs;
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          in_kernel_deadline(current->in_kernel_since) - now);
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
       if (options_.chaos && !current->entered_logged && os::scheduler_state(current_) == 'S') {
         // It went to sleep while no one else was ready (enter_until_asleep
         // kept the CPU for it); someone is now: pass it on.
@@ -556,12 +564,13 @@ Result<RecordSession::StepResult> RecordSession::step() {
           if (ptrace(PTRACE_INTERRUPT, current->tid, nullptr, nullptr) != 0 && errno != ESRCH) {
             return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");
           }
-        } else if (current->state == Thread::State::kInSyscall && !current->entered_logged &&
+        } else if (current->state == Thread::State::kInSyscall &&
+                   !current->entered_logged &&
                    !must_finish_alone(current->syscall_number, current->args) &&
-                   std::chrono::steady_clock::now() - current->in_kernel_since >=
-                       std::chrono::milliseconds(options_.chaos ? kChaosInKernelGraceMs
-                                                                : kInKernelGraceMs)) {
-          // (poll also wakes for a SIGCHLD whose stop was reaped already.)
+                   // poll also returns for a SIGCHLD left from stops already
+                   // handled: only a syscall that outlasted the grace blocks.
+                   std::chrono::steady_clock::now() >=
+                       in_kernel_deadline(current->in_kernel_since)) {
           REPRO_RETURN_IF_ERROR(log_entered(*current));
           release_cpu(*current);
         }

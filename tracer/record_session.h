@@ -150,6 +150,10 @@ class RecordSession {
   std::vector<uint32_t> ready_indices();
   Status resume_user(Thread& t);
   Status resume_in_kernel(Thread& t);
+  /// When a thread let into a syscall not marked blocking at `since` is
+  /// taken to block after all (the in-kernel grace).
+  std::chrono::steady_clock::time_point in_kernel_deadline(
+      std::chrono::steady_clock::time_point since) const;
   void make_ready(Thread& t);
   void release_cpu(Thread& t);
   Status log_entered(Thread& t);

@@ -36,6 +36,8 @@ struct RecordSession::Thread {
   } state = State::kStarting;
   bool entered_logged = false;
   bool interrupt_requested = false;
+  // When it last went into the kernel for a syscall (kInSyscall).
+  std::chrono::steady_clock::time_point in_kernel_since;
   bool exit_logged = false;
   bool stepping_into_handler = false;  // single-stepping into a signal handler
   bool handler_signal_synchronous = false;  // ... of a fault
@@ -98,7 +100,6 @@ struct RecordSession::Thread {
   // rsp at the entry of its last syscall (unchanged while inside it); for a
   // new thread that has not run yet, the stack its clone gave it.
   uint64_t syscall_entry_sp = 0;
-  std::chrono::steady_clock::time_point in_kernel_since;  // let into its syscall
   std::array<uint64_t, 6> args{};
   // The word the kernel clears and wakes when the thread exits
   // (CLONE_CHILD_CLEARTID, set_tid_address): a joiner waits on it.

@@ -46,6 +46,8 @@ repro_scenario_program(scenario_mmap_socket mmap_socket_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
 target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
+repro_scenario_program(scenario_sibling_fatal_signal sibling_fatal_signal_program.c)
+target_link_libraries(scenario_sibling_fatal_signal PRIVATE Threads::Threads)
 repro_scenario_program(scenario_unknown_effects unknown_effects_program.c)
 
 # scenario_name timeout_seconds, one per line, alphabetical.
@@ -60,6 +62,7 @@ set(REPRO_SCENARIOS
   "exec_mount_namespace 120"
   "interrupted_recording 300"
   "hunt 900"
+  "in_kernel_grace 300"
   "isolation 120"
   "jit_rdtsc 120"
   "leftover_processes 180"
@@ -77,6 +80,7 @@ set(REPRO_SCENARIOS
   "replay_stop_at 120"
   "sched_yield_turns 300"
   "shell_scripts 300"
+  "sibling_fatal_signal 120"
   "sparse_mapping_trace_size 300"
   "unknown_effects_warning 120"
 )
