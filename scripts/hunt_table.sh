@@ -106,7 +106,7 @@ for name in "$@"; do
 
   failures=0
   for ((run = 1; run <= native_runs; run++)); do
-    { timeout -k 5 60 "$program" >/dev/null 2>&1; } 2>/dev/null || failures=$((failures + 1))
+    { timeout -k 5 10 "$program" >/dev/null 2>&1; } 2>/dev/null || failures=$((failures + 1))
   done
   native="$failures of $native_runs"
   echo "hunt_table: $name: native $native" >&2
@@ -130,7 +130,7 @@ for name in "$@"; do
   for ((hunt = 0; hunt < hunts; hunt++)); do
     seed=$((hunt * hunt_runs + 1))
     rm -rf "$work/hunt"
-    timeout -k 5 3600 "$repro" hunt -n "$hunt_runs" -j 2 --seed "$seed" --until "$trigger" \
+    timeout -k 5 3600 "$repro" hunt --no-shrink -n "$hunt_runs" -j 2 --seed "$seed" --until "$trigger" \
       -o "$work/hunt" -- "$program" >/dev/null 2>"$work/hunt.err"
     runs=$(tr '\r' '\n' <"$work/hunt.err" |
       sed -n 's/.*caught `.*` (status [0-9]*) after \([0-9]*\) runs.*/\1/p')
