@@ -32,6 +32,8 @@ repro_scenario_program(scenario_divergence_getpid divergence_program.c)
 target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
 repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
+# devnull_trace_size: a gigabyte written to /dev/null.
+repro_scenario_program(scenario_devnull_writer devnull_writer_program.c)
 # exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
 # deadlock: futex, pipe and wait4 cycles, and waits that are only slow.
 repro_scenario_program(scenario_deadlock deadlock_program.c)
@@ -41,6 +43,11 @@ repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_hunt_window hunt_window_program.c)
 target_link_libraries(scenario_hunt_window PRIVATE Threads::Threads)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
+# tracee_killed: a vfork parent killed while its child has not exec'd yet.
+repro_scenario_program(scenario_killed_in_vfork killed_in_vfork_program.c)
+# many_tasks: a thousand threads, a thousand children.
+repro_scenario_program(scenario_many_tasks many_tasks_program.c)
+target_link_libraries(scenario_many_tasks PRIVATE Threads::Threads)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
 repro_scenario_program(scenario_mmap_socket mmap_socket_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
@@ -78,6 +85,7 @@ set(REPRO_SCENARIOS
   "sched_yield_turns 300"
   "shell_scripts 300"
   "sparse_mapping_trace_size 300"
+  "tracee_killed 120"
   "unknown_effects_warning 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)
