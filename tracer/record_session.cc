@@ -35,6 +35,7 @@
 #include "core/os/tracee.h"
 #include "core/syscalls/syscall_table.h"
 #include "core/seccomp/seccomp_filter.h"
+#include "tracer/exec_privileges.h"
 #include "tracer/pi_futex.h"
 #include "tracer/process_memory_writes.h"
 
@@ -1145,6 +1146,12 @@ Status RecordSession::log_exec(Thread& thread, bool first_exec) {
   event_.random_bytes = auxv.random_bytes;
   event_.data = auxv.argv;
   REPRO_RETURN_IF_ERROR(log(event_));
+  if (std::optional<std::string> lost = privileges_lost_at_exec(thread.tid)) {
+    warn_once("setid:" + event_.path,
+              fmt::format("'{}' is {}: a traced program runs without those privileges, so it "
+                          "may fail or act differently than outside repro",
+                          event_.path, *lost));
+  }
   patcher_.note_exec(thread.pid);
   // The program and ld.so, mapped by the kernel. The first exec has no
   // syscall event; replay stands at its exec stop too.

@@ -83,6 +83,7 @@ set(REPRO_SCENARIOS
   "replay_from_noexec_mount 300"
   "replay_stop_at 120"
   "sched_yield_turns 300"
+  "setuid_program 120"
   "shell_scripts 300"
   "sparse_mapping_trace_size 300"
   "tracee_killed 120"
