@@ -62,6 +62,7 @@ set(REPRO_SCENARIOS
   "chaos_same_schedule 300"
   "ci 600"
   "deadlock 300"
+  "devnull_trace_size 120"
   "divergence_report 120"
   "doctor 120"
   "exec_mount_namespace 120"
