@@ -1,10 +1,11 @@
 /* Many short-lived threads or processes, for the many_tasks scenario.
- *   many_tasks_program threads N BATCH: creates N threads, at most BATCH
- *     alive at once; each adds its number into a shared sum under a mutex
- *     and calls getpid() once; all are joined.
+ *   many_tasks_program threads N BATCH: creates N threads in batches of
+ *     BATCH; the threads of a batch are all alive at once (they meet at a
+ *     barrier with the main thread), then each adds its number into a
+ *     shared sum under a mutex and calls getpid() once; all are joined.
  *   many_tasks_program forks N: forks N children, each exits at once with
- *     status (its number % 100); the parent reaps every child before forking
- *     the next and sums the statuses.
+ *     status (its number % 100); then the parent reaps them all, in
+ *     whatever order they come, and sums the statuses.
  * Prints the count and the sum, which are the same on every run. */
 #include "test_util.h"
 
@@ -12,10 +13,12 @@
 #include <sys/wait.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t batch_barrier;
 static long thread_sum;
 
 static void *thread_main(void *arg) {
   long number = (long)arg;
+  pthread_barrier_wait(&batch_barrier);
   check(syscall(SYS_getpid) > 0);
   pthread_mutex_lock(&lock);
   thread_sum += number;
@@ -33,12 +36,15 @@ static void run_threads(long count, long batch) {
   long created = 0;
   while (created < count) {
     long n = count - created < batch ? count - created : batch;
+    check(pthread_barrier_init(&batch_barrier, NULL, (unsigned)n + 1) == 0);
     for (long i = 0; i < n; i++) {
       check(pthread_create(&threads[i], &attr, thread_main, (void *)(created + i)) == 0);
     }
+    pthread_barrier_wait(&batch_barrier);
     for (long i = 0; i < n; i++) {
       check(pthread_join(threads[i], NULL) == 0);
     }
+    check(pthread_barrier_destroy(&batch_barrier) == 0);
     created += n;
   }
   free(threads);
@@ -54,11 +60,14 @@ static void run_forks(long count) {
     if (child == 0) {
       _exit((int)(i % 100));
     }
+  }
+  for (long i = 0; i < count; i++) {
     int status = 0;
-    check(waitpid(child, &status, 0) == child);
+    check(wait(&status) > 0);
     check(WIFEXITED(status));
     sum += WEXITSTATUS(status);
   }
+  check(wait(NULL) == -1 && errno == ECHILD);
   say_num("children", count);
   say_num("sum", sum);
 }
