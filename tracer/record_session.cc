@@ -155,6 +155,10 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   if (!session->signal_fd_.valid()) {
     return Status::from_errno(errno, "signalfd");
   }
+  // A trace that outgrows RLIMIT_FSIZE must end in an error (EFBIG) that
+  // keeps what was written, not in SIGXFSZ killing repro. The program
+  // gets the default back (os::spawn_traced).
+  signal(SIGXFSZ, SIG_IGN);
   format::TraceHeader header;
   if (options.pin_to_one_cpu) {
     // A ptrace stop costs 7 µs when tracer and tracee share a CPU and

@@ -63,6 +63,7 @@ set(REPRO_SCENARIOS
   "ci 600"
   "deadlock 300"
   "devnull_trace_size 120"
+  "disk_full 180"
   "divergence_report 120"
   "doctor 120"
   "exec_mount_namespace 120"
