@@ -69,6 +69,9 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::open(const ReplayOptions& 
                                      "use --allow-incomplete to replay what was recorded",
                                      options.trace_dir));
   }
+  // Before anything runs: a replay that printed the program's output and
+  // then found the trace cut off would look like a success at first.
+  REPRO_RETURN_IF_ERROR(reader->check_events_size());
   format::CpuIdentity here = format::current_cpu_identity();
   const format::CpuIdentity& there = reader->header().cpu;
   if (!same_cpu(here, there)) {
