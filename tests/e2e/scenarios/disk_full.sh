@@ -33,7 +33,7 @@ check_stopped() {
   grep -q '^repro: the trace in .* is incomplete$' "$name.err" ||
     fail "$name: repro did not say the trace is incomplete: $(cat "$name.err")"
   pid=$(cat "$name.pid")
-  wait_for 20 eval '! kill -0 "$pid" 2>/dev/null' || {
+  wait_for 20 eval '! is_running "$pid"' || {
     kill -KILL "$pid"
     fail "$name: the program (pid $pid) still runs after repro stopped"
   }

@@ -46,7 +46,7 @@ expect_no_tracee() {
 
 # wait_gone PID WHAT: PID must exit within 20 s.
 wait_gone() {
-  wait_for 20 eval '! kill -0 "$1" 2>/dev/null' || {
+  wait_for 20 eval '! is_running "$1"' || {
     kill -KILL "$1" 2>/dev/null
     fail "$2 (pid $1) is still running"
   }
