@@ -6,9 +6,14 @@
  *   many_tasks_program forks N: forks N children, each exits at once with
  *     status (its number % 100); then the parent reaps them all, in
  *     whatever order they come, and sums the statuses.
+ *   many_tasks_program blocked N PIDFILE: writes its pid to PIDFILE, then
+ *     creates N threads that each wait in pause() forever, printing a line
+ *     every 100, then waits too. The tracee_killed scenario kills it with
+ *     SIGKILL while it creates them.
  * Prints the count and the sum, which are the same on every run. */
 #include "test_util.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/wait.h>
 
@@ -72,13 +77,47 @@ static void run_forks(long count) {
   say_num("sum", sum);
 }
 
+static void *blocked_main(void *arg) {
+  (void)arg;
+  for (;;) {
+    pause();
+  }
+  return NULL;
+}
+
+static void run_blocked(long count, const char *pid_file) {
+  char pid_text[32];
+  int n = snprintf(pid_text, sizeof pid_text, "%d\n", (int)getpid());
+  int fd = open(pid_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  check(fd >= 0);
+  tu_write_all(fd, pid_text, (size_t)n);
+  check(close(fd) == 0);
+  pthread_attr_t attr;
+  check(pthread_attr_init(&attr) == 0);
+  check(pthread_attr_setstacksize(&attr, 64 * 1024) == 0);
+  check(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0);
+  for (long i = 1; i <= count; i++) {
+    pthread_t thread;
+    check(pthread_create(&thread, &attr, blocked_main, NULL) == 0);
+    if (i % 100 == 0) {
+      say_num("threads", i);
+    }
+  }
+  for (;;) {
+    pause();
+  }
+}
+
 int main(int argc, char **argv) {
   /* No test_init(): its alarm(20) would race the recording of 1000 tasks;
    * the scenario bounds the time instead. */
   check(argc >= 3);
   long count = atol(argv[2]);
   check(count > 0);
-  if (strcmp(argv[1], "threads") == 0) {
+  if (strcmp(argv[1], "blocked") == 0) {
+    check(argc == 4);
+    run_blocked(count, argv[3]);
+  } else if (strcmp(argv[1], "threads") == 0) {
     check(argc == 4);
     run_threads(count, atol(argv[3]));
   } else {

@@ -5,8 +5,12 @@
 #   1. a shell loop printing a line every 50 ms (killed anywhere: in a
 #      sleep's wait, between syscalls, in a vfork);
 #   2. a vfork parent killed while its child has not exec'd yet (the child
-#      borrows the dead parent's memory until it execs `echo child`).
-# Either way: repro records to the end (the child of 2 still runs and
+#      borrows the dead parent's memory until it execs `echo child`);
+#   3. a program creating 3000 threads that wait in pause(), killed while
+#      it creates them, four times at different moments: its threads die
+#      in their waits, its main thread in or around clone, and a thread it
+#      was creating may die before repro heard of it.
+# Each time: repro records to the end (the child of 2 still runs and
 # prints), exits 137 (128 + SIGKILL) as the program's status, the trace is
 # complete, and the replay ends the same way: status 137, same output.
 # Usage: tracee_killed.sh REPRO BUILD_DIR
@@ -14,7 +18,9 @@ source "$(dirname "$0")/lib.sh"
 scenario_start tracee_killed "$@"
 need_tool sh sleep
 vfork_program=$build_dir/tests/e2e/scenarios/scenario_killed_in_vfork
+threads_program=$build_dir/tests/e2e/scenarios/scenario_many_tasks
 need_file "$vfork_program"
+need_file "$threads_program"
 
 # record_and_kill NAME DELAY PROGRAM...: records PROGRAM, which writes its pid
 # to NAME.pid; kills that pid with SIGKILL DELAY seconds after it did; waits
@@ -50,5 +56,11 @@ record_and_kill vfork 0.3 "$vfork_program" "$work/vfork.pid"
 [ "$(cat vfork.out)" = "$(printf 'before vfork\nchild')" ] ||
   fail "vfork: the output is not the parent's line and the child's: $(cat vfork.out)"
 
-pass "killed in a loop after $(grep -c '^tick ' loop.out) ticks, and in vfork; both complete," \
-  "status 137, replayed the same"
+threads=
+for delay in 0.2 0.5 0.8 1.1; do
+  record_and_kill "threads-$delay" "$delay" "$threads_program" blocked 3000 "$work/threads-$delay.pid"
+  threads+=" $(grep -c ' thread-start ' <("$repro" dump "trace-threads-$delay"))"
+done
+
+pass "killed in a loop after $(grep -c '^tick ' loop.out) ticks, in vfork, and with" \
+  "$threads threads; all complete, status 137, replayed the same"
