@@ -36,6 +36,11 @@ test-asan: setup
 	@cd $(ASAN_DIR) && (ctest -L unit -j $(JOBS) --timeout 900 --output-on-failure >ctest-asan.log 2>&1 \
 	    || (cat ctest-asan.log; exit 1)) && tail -n 3 ctest-asan.log
 
+# Seeds: tests/fuzz/seeds (made by make_fuzz_seeds) and tests/fuzz/corpus,
+# what a long run found, kept small: after a run of FUZZ_SECONDS=600 or more,
+#   trace_reader_fuzz -set_cover_merge=1 -use_counters=0 NEW_DIR tests/fuzz/corpus $(FUZZ_DIR)/corpus
+# keeps the fewest inputs that reach every edge; NEW_DIR replaces the corpus.
+# New inputs of a run go to $(FUZZ_DIR)/corpus only.
 FUZZ_SECONDS ?= 30
 fuzz: setup
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPRO_FUZZ=ON >/dev/null
@@ -43,7 +48,8 @@ fuzz: setup
 	@echo "== fuzzing the trace reader for $(FUZZ_SECONDS)s"
 	@mkdir -p $(FUZZ_DIR)/corpus
 	@$(FUZZ_DIR)/tests/fuzz/trace_reader_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus tests/fuzz/seeds >$(FUZZ_DIR)/fuzz.log 2>&1 \
+	    -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus tests/fuzz/corpus tests/fuzz/seeds \
+	    >$(FUZZ_DIR)/fuzz.log 2>&1 \
 	    || (tail -n 40 $(FUZZ_DIR)/fuzz.log; echo "fuzz: the trace reader crashed; reproducer in $(FUZZ_DIR)/"; exit 1)
 	@grep -E 'stat::number_of_executed_units' $(FUZZ_DIR)/fuzz.log
 

@@ -16,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/hunt_setup.h"
+#include "core/os/spawn.h"
 #include "hunter/hunt.h"
 
 namespace repro::cli {
@@ -83,6 +84,11 @@ class HuntCommand : public Command {
       }
       options.shard = k;
       options.shards = n;
+    }
+    // A program that cannot be started would fail every run alike: say so
+    // once, as `record` would, before the hunt begins.
+    if (auto found = os::find_program(argv_[0]); !found.is_ok()) {
+      return report_error(found.status());
     }
     options.first_seed = first_seed(seed_);
     ProgressLines progress("hunt");

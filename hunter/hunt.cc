@@ -108,10 +108,13 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     args.insert(args.end(), options.argv.begin(), options.argv.end());
     REPRO_ASSIGN_OR_RETURN(pid_t pid, spawn(args, dir + ".out", dir + ".err"));
     REPRO_ASSIGN_OR_RETURN(int status, wait_for(pid));
-    (void)status;
     if (std::string error = repro_error(dir + ".err"); !error.empty()) {
       remove_run(dir);
-      return Status::error(StatusCode::kInvalidArgument, "recording the program: " + error);
+      // Its own exit status says whose fault: 64 a bad command line, else
+      // the environment.
+      bool usage = WIFEXITED(status) && WEXITSTATUS(status) == 64;
+      return Status::error(usage ? StatusCode::kInvalidArgument : StatusCode::kIoError,
+                           "recording the program: " + error);
     }
     auto counted = count_syscalls(dir);
     remove_run(dir);

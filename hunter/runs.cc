@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 extern char** environ;
 
@@ -121,7 +122,9 @@ RunResult read_result(const std::string& dir, int wait_status, bool timed_out) {
 }
 
 std::string repro_error(const std::string& err_file) {
-  return line_starting(err_file, "repro: error: ");
+  constexpr std::string_view kPrefix = "repro: error: ";
+  std::string line = line_starting(err_file, std::string(kPrefix));
+  return line.empty() ? line : line.substr(kPrefix.size());
 }
 
 bool chaos_decisions(const std::string& err_file, uint32_t* changes, uint32_t* starvations) {

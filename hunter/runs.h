@@ -43,8 +43,8 @@ std::vector<std::string> record_args(const ChaosRun& run);
 /// What the run that wrote DIR.out and DIR.err did, given its wait status.
 RunResult read_result(const std::string& dir, int wait_status, bool timed_out);
 
-/// A line `repro: error: ...` in a run's stderr file (repro itself failed),
-/// or "".
+/// The message of a line `repro: error: MESSAGE` in a run's stderr file
+/// (repro itself failed), without that prefix, or "".
 std::string repro_error(const std::string& err_file);
 
 /// "N change points, M starvation windows" as `record --chaos` said them

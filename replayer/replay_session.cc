@@ -69,6 +69,9 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::open(const ReplayOptions& 
                                      "use --allow-incomplete to replay what was recorded",
                                      options.trace_dir));
   }
+  // Before anything runs: a replay that printed the program's output and
+  // then found the trace cut off would look like a success at first.
+  REPRO_RETURN_IF_ERROR(reader->check_events_size());
   format::CpuIdentity here = format::current_cpu_identity();
   const format::CpuIdentity& there = reader->header().cpu;
   if (!same_cpu(here, there)) {
@@ -707,10 +710,18 @@ Status ReplaySession::on_exec(const format::Event& event) {
   REPRO_RETURN_IF_ERROR(scan_new_code(t, 0, UINT64_MAX));
   if (t.shares_parent_memory) {
     // The parent is not stopped (the exec just woke it from vfork), so
-    // write through /proc/PID/mem, which needs no ptrace-stop.
-    ReplayThread& parent = thread(t.parent_index);
-    REPRO_RETURN_IF_ERROR(os::write_memory_forced(parent.tid, scratch.first, scratch.second.data(),
-                                                  scratch.second.size()));
+    // write through /proc/PID/mem, which needs no ptrace-stop. Through any
+    // live thread of its process: the parent itself may have been killed
+    // while it waited in vfork, and with no thread left nothing reads that
+    // memory again.
+    const pid_t parent_pid = thread(t.parent_index).pid;
+    for (const auto& [index, other] : threads_) {
+      if (other.pid == parent_pid && other.where != ReplayThread::Where::kGone) {
+        REPRO_RETURN_IF_ERROR(os::write_memory_forced(other.tid, scratch.first,
+                                                      scratch.second.data(), scratch.second.size()));
+        break;
+      }
+    }
   }
   return resume(t, PTRACE_SYSCALL);
 }

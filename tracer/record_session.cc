@@ -35,6 +35,7 @@
 #include "core/os/tracee.h"
 #include "core/syscalls/syscall_table.h"
 #include "core/seccomp/seccomp_filter.h"
+#include "tracer/exec_privileges.h"
 #include "tracer/pi_futex.h"
 #include "tracer/process_memory_writes.h"
 
@@ -154,6 +155,10 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   if (!session->signal_fd_.valid()) {
     return Status::from_errno(errno, "signalfd");
   }
+  // A trace that outgrows RLIMIT_FSIZE must end in an error (EFBIG) that
+  // keeps what was written, not in SIGXFSZ killing repro. The program
+  // gets the default back (os::spawn_traced).
+  signal(SIGXFSZ, SIG_IGN);
   format::TraceHeader header;
   if (options.pin_to_one_cpu) {
     // A ptrace stop costs 7 µs when tracer and tracee share a CPU and
@@ -601,6 +606,14 @@ Result<RecordSession::StepResult> RecordSession::step() {
   if (t == nullptr) {
     // A new thread's first stop, before its creator's clone event: park it.
     early_stops_.insert(tid);
+    if ((static_cast<unsigned>(wait_status) >> 16) == PTRACE_EVENT_EXIT) {
+      // Killed before anyone knew it (SIGKILL as its process cloned it):
+      // its creator may never report the clone, so let it die now rather
+      // than hold it in its exit stop, and the recording with it.
+      if (ptrace(PTRACE_CONT, tid, nullptr, 0) != 0 && errno != ESRCH) {
+        return os::ptrace_error(errno, "resuming an exiting thread", tid);
+      }
+    }
     return StepResult::kContinue;
   }
   int signal = WSTOPSIG(wait_status);
@@ -1072,7 +1085,11 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
   if (ptrace_event == PTRACE_EVENT_VFORK) {
     t.vfork_child = new_tid;
   }
-  if (early_stops_.erase(new_tid) != 0) {
+  if (auto ended = early_ends_.find(new_tid); ended != early_ends_.end()) {
+    // Born and gone already: only its end is left to log.
+    deferred_stops_.emplace_back(new_tid, ended->second);
+    early_ends_.erase(ended);
+  } else if (early_stops_.erase(new_tid) != 0) {
     make_ready(child);
   } else {
     // Its first stop comes at once: wait for it here, so the new thread is
@@ -1154,6 +1171,12 @@ Status RecordSession::log_exec(Thread& thread, bool first_exec) {
   event_.random_bytes = auxv.random_bytes;
   event_.data = auxv.argv;
   REPRO_RETURN_IF_ERROR(log(event_));
+  if (std::optional<std::string> lost = privileges_lost_at_exec(thread.tid)) {
+    warn_once("setid:" + event_.path,
+              fmt::format("'{}' is {}: a traced program runs without those privileges, so it "
+                          "may fail or act differently than outside repro",
+                          event_.path, *lost));
+  }
   patcher_.note_exec(thread.pid);
   // The program and ld.so, mapped by the kernel. The first exec has no
   // syscall event; replay stands at its exec stop too.
@@ -1206,9 +1229,12 @@ Status RecordSession::log_rdtsc_patches(Thread& t, const std::vector<patch::Patc
 
 Status RecordSession::on_exit_event(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(unsigned long status, os::get_event_message(t.tid));
-  if (t.state == Thread::State::kInSyscall && !t.entered_logged && !t.exit_logged) {
+  if (t.state == Thread::State::kInSyscall && !t.entered_logged && !t.exit_logged &&
+      !t.process_killed) {
     // It dies inside a syscall (SIGKILL during kill(getpid(), SIGKILL)):
-    // replay must take it that far before it kills it.
+    // replay must take it that far before it kills it. Not once a sibling
+    // was logged dying of SIGKILL: replay killed this thread with it, where
+    // it stood, and cannot take it anywhere now.
     REPRO_RETURN_IF_ERROR(log_entered(t));
   }
   if (!t.exit_logged) {
@@ -1226,6 +1252,11 @@ Status RecordSession::on_exit_event(Thread& t) {
       deferred_exits_[t.pid].push_back(event_);
     } else {
       REPRO_RETURN_IF_ERROR(log(event_));
+      if (WIFSIGNALED(static_cast<int>(status)) && WTERMSIG(static_cast<int>(status)) == SIGKILL) {
+        for (auto& [tid, other] : threads_) {
+          other->process_killed |= other->pid == t.pid;
+        }
+      }
     }
     t.exit_logged = true;
   }
@@ -1261,7 +1292,9 @@ Status RecordSession::on_gone(pid_t tid, int wait_status) {
   }
   Thread* t = find(tid);
   if (t == nullptr) {
-    early_stops_.erase(tid);
+    if (early_stops_.erase(tid) != 0) {
+      early_ends_[tid] = wait_status;  // in case its creator's event still comes
+    }
     return Status::ok();
   }
   if (!t->exit_logged) {

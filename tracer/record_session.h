@@ -322,6 +322,9 @@ class RecordSession {
 
   std::map<pid_t, std::unique_ptr<Thread>> threads_;
   std::set<pid_t> early_stops_;   // new threads whose first stop beat their creator's event
+  // New threads whose end beat their creator's event (the process was
+  // killed as it cloned them): their wait statuses.
+  std::map<pid_t, int> early_ends_;
   // Stops collected by a synchronous wait for another stop (stepping), to
   // be handled by the main loop before it waits again.
   std::deque<std::pair<pid_t, int>> deferred_stops_;

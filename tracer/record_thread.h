@@ -39,6 +39,9 @@ struct RecordSession::Thread {
   // When it last went into the kernel for a syscall (kInSyscall).
   std::chrono::steady_clock::time_point in_kernel_since;
   bool exit_logged = false;
+  // A sibling's exit by SIGKILL is logged: SIGKILL ends the whole process,
+  // and replay ends it whole at that event, wherever this thread stands.
+  bool process_killed = false;
   bool stepping_into_handler = false;  // single-stepping into a signal handler
   bool handler_signal_synchronous = false;  // ... of a fault
   std::string xstate_before_handler;  // its FPU/SSE/AVX state, for the frame

@@ -183,6 +183,19 @@ TraceReader::~TraceReader() = default;
 
 const TraceHeader& TraceReader::header() const { return impl_->header_; }
 TraceState TraceReader::state() const { return impl_->state_; }
+Status TraceReader::check_events_size() const {
+  if (impl_->state_ != TraceState::kComplete ||
+      impl_->source_->size() == impl_->trailer_.events_bytes) {
+    return Status::ok();
+  }
+  const uint64_t size = impl_->source_->size();
+  return Status::error(
+      StatusCode::kCorruption,
+      fmt::format("'{}' is {} bytes, but the trailer of the complete trace says {}: {}",
+                  impl_->events_path_, size, impl_->trailer_.events_bytes,
+                  size < impl_->trailer_.events_bytes ? "it was cut off" : "bytes were added"));
+}
+
 uint64_t TraceReader::trailer_event_count() const {
   return impl_->state_ == TraceState::kComplete ? impl_->trailer_.event_count : 0;
 }
@@ -192,14 +205,16 @@ uint64_t TraceReader::dropped_bytes() const { return impl_->stream_->dropped_byt
 bool TraceReader::truncated() const { return impl_->stream_->truncated(); }
 
 Result<std::string> TraceReader::file_path(const std::string& content_id) const {
+  // The id comes from the trace, and the copy belongs to it: either one
+  // wrong is a damaged trace.
   if (!is_valid_content_id(content_id)) {
     return Status::error(
-        StatusCode::kInvalidArgument,
+        StatusCode::kCorruption,
         fmt::format("'{}' is not a content id (32 lowercase hex digits)", content_id));
   }
   std::string path = join_path(join_path(impl_->dir_, kFilesDirName), content_id);
   if (!path_exists(path)) {
-    return Status::error(StatusCode::kNotFound,
+    return Status::error(StatusCode::kCorruption,
                          fmt::format("trace '{}' has no stored file {}", impl_->dir_, content_id));
   }
   return path;

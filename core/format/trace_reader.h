@@ -37,6 +37,11 @@ class TraceReader {
   TraceState state() const;
   /// Event count from the trailer (complete traces only, else 0).
   uint64_t trailer_event_count() const;
+  /// For a complete trace, without reading the events: corruption if the
+  /// `events` file is not as long as the trailer says (cut off or
+  /// extended), so a replay can refuse it before it runs anything. OK for an
+  /// incomplete trace. Damage inside the file shows only when next() reads it.
+  Status check_events_size() const;
 
   /// Reads the next event into *event. Returns true with an event, false at
   /// the end of the valid events, or an error (corruption: file + offset).
@@ -51,7 +56,8 @@ class TraceReader {
   /// if `events` ended inside a frame, which was dropped.
   bool truncated() const;
 
-  /// Path of a stored file copy by content id; not_found if absent.
+  /// Path of a stored file copy by content id; corruption if the id is not
+  /// one or the copy is absent (both are damage to the trace).
   Result<std::string> file_path(const std::string& content_id) const;
   const std::string& dir() const;
 

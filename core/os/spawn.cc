@@ -87,12 +87,13 @@ Result<pid_t> spawn_traced(const SpawnOptions& options) {
   if (pid == 0) {
     close(error_pipe[0]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    // The tracer blocks the signals it waits for with a signalfd; the
-    // program must start with the mask and dispositions a shell gives it.
+    // The tracer blocks the signals it waits for with a signalfd, and
+    // ignores SIGXFSZ; the program must start with the mask and
+    // dispositions a shell gives it.
     sigset_t empty;
     sigemptyset(&empty);
     sigprocmask(SIG_SETMASK, &empty, nullptr);
-    for (int sig : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE, SIGQUIT}) {
+    for (int sig : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE, SIGQUIT, SIGXFSZ}) {
       signal(sig, SIG_DFL);
     }
     if (personality(ADDR_NO_RANDOMIZE) == -1) {

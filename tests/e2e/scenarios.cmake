@@ -32,6 +32,8 @@ repro_scenario_program(scenario_divergence_getpid divergence_program.c)
 target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
 repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
+# devnull_trace_size: a gigabyte written to /dev/null.
+repro_scenario_program(scenario_devnull_writer devnull_writer_program.c)
 # exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
 # deadlock: futex, pipe and wait4 cycles, and waits that are only slow.
 repro_scenario_program(scenario_deadlock deadlock_program.c)
@@ -41,6 +43,11 @@ repro_scenario_program(scenario_isolation_client isolation_client.c)
 repro_scenario_program(scenario_hunt_window hunt_window_program.c)
 target_link_libraries(scenario_hunt_window PRIVATE Threads::Threads)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
+# tracee_killed: a vfork parent killed while its child has not exec'd yet.
+repro_scenario_program(scenario_killed_in_vfork killed_in_vfork_program.c)
+# many_tasks: a thousand threads, a thousand children.
+repro_scenario_program(scenario_many_tasks many_tasks_program.c)
+target_link_libraries(scenario_many_tasks PRIVATE Threads::Threads)
 repro_scenario_program(scenario_memory_divergence memory_divergence_program.c)
 repro_scenario_program(scenario_mmap_socket mmap_socket_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
@@ -57,6 +64,8 @@ set(REPRO_SCENARIOS
   "chaos_same_schedule 300"
   "ci 600"
   "deadlock 300"
+  "devnull_trace_size 120"
+  "disk_full 180"
   "divergence_report 120"
   "doctor 120"
   "exec_mount_namespace 120"
@@ -67,6 +76,7 @@ set(REPRO_SCENARIOS
   "jit_rdtsc 120"
   "leftover_processes 180"
   "lost_update_20_of_20 600"
+  "many_tasks 180"
   "memory_divergence 120"
   "mmap_special_file 120"
   "output_divergence 120"
@@ -79,9 +89,11 @@ set(REPRO_SCENARIOS
   "replay_from_noexec_mount 300"
   "replay_stop_at 120"
   "sched_yield_turns 300"
+  "setuid_program 120"
   "shell_scripts 300"
   "sibling_fatal_signal 120"
   "sparse_mapping_trace_size 300"
+  "tracee_killed 120"
   "unknown_effects_warning 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)

@@ -10,6 +10,7 @@
 
 #include "core/format/event_codec.h"
 #include "core/format/event_stream.h"
+#include "core/format/trace_format.h"
 #include "core/format/trace_header.h"
 #include "core/format/trace_trailer.h"
 #include "tests/unit/format/format_test_util.h"
@@ -82,5 +83,15 @@ int main(int argc, char** argv) {
   ok &= write(dir, "header.json", repro::format::header_to_json(header));
   ok &= write(dir, "trailer.json",
               repro::format::trailer_to_json({80, frame0.size() + frame1.size()}));
+  // Whole trace directories (HEADER \0 TRAILER \0 EVENTS, see the target):
+  // a complete trace, and an incomplete one cut inside its second frame.
+  header.format_version = repro::format::kTraceFormatVersion;
+  std::string header_json = repro::format::header_to_json(header);
+  std::string trailer_json =
+      repro::format::trailer_to_json({80, frame0.size() + frame1.size()});
+  ok &= write(dir, "trace_dir_complete",
+              header_json + '\0' + trailer_json + '\0' + frame0 + frame1);
+  ok &= write(dir, "trace_dir_incomplete",
+              header_json + '\0' + '\0' + frame0 + frame1.substr(0, frame1.size() / 2));
   return ok ? 0 : 1;
 }

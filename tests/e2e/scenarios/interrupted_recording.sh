@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # A recording that does not finish leaves a readable, incomplete trace.
 # The program is a shell loop that ignores SIGINT and prints a line every
-# 50 ms. Two ways to stop recording it after about a second:
+# 50 ms, with a `sleep 300` child started in the background first. Two ways
+# to stop recording it after about a second:
 #   - SIGINT to repro twice: the first goes to the program (which ignores it,
 #     so recording goes on), the second stops recording;
 #   - SIGKILL to repro.
-# Either way the program does not outlive repro, and then:
+# Either way neither the program nor its background child outlives repro
+# (checked by pid), and then:
 #   - `repro check` says "incomplete, N valid events" with N > 0, exit 65;
 #   - `repro dump` lists the N events;
 #   - `repro replay` refuses the trace (exit 65);
@@ -18,7 +20,7 @@ source "$(dirname "$0")/lib.sh"
 scenario_start interrupted_recording "$@"
 need_tool sh sleep
 
-loop='trap "" INT; echo $$ >"$1"; i=0; while :; do i=$((i + 1)); echo "tick $i"; sleep 0.05; done'
+loop='trap "" INT; sleep 300 & echo $! >"$1.child"; echo $$ >"$1"; i=0; while :; do i=$((i + 1)); echo "tick $i"; sleep 0.05; done'
 
 # start_recording NAME: records the loop into trace-NAME in the background;
 # sets $recorder_pid and $program_pid once the program printed 3 lines.
@@ -32,12 +34,19 @@ start_recording() {
     fail "$name: the recorded program printed no ticks: $(tail -n 5 "$name.err")"
   }
   program_pid=$(cat "$name.pid")
+  child_pid=$(cat "$name.pid.child")
   sleep 1
+}
+
+# expect_no_tracee NAME: the program and its child are gone (20 s at most).
+expect_no_tracee() {
+  wait_gone "$program_pid" "$1: the recorded program, after repro stopped,"
+  wait_gone "$child_pid" "$1: the program's background child, after repro stopped,"
 }
 
 # wait_gone PID WHAT: PID must exit within 20 s.
 wait_gone() {
-  wait_for 20 eval '! kill -0 "$1" 2>/dev/null' || {
+  wait_for 20 eval '! is_running "$1"' || {
     kill -KILL "$1" 2>/dev/null
     fail "$2 (pid $1) is still running"
   }
@@ -94,7 +103,7 @@ kill -0 "$recorder_pid" 2>/dev/null || fail "sigint: repro stopped at the first 
 kill -INT "$recorder_pid"
 wait_gone "$recorder_pid" "sigint: repro, after the second SIGINT,"
 wait "$recorder_pid" 2>/dev/null
-wait_gone "$program_pid" "sigint: the recorded program, after repro stopped,"
+expect_no_tracee sigint
 [ -e trace-sigint/complete ] && fail "sigint: the interrupted trace is marked complete"
 check_incomplete sigint
 
@@ -102,6 +111,6 @@ check_incomplete sigint
 start_recording sigkill
 kill -KILL "$recorder_pid"
 wait "$recorder_pid" 2>/dev/null
-wait_gone "$program_pid" "sigkill: the recorded program, after repro was killed,"
+expect_no_tracee sigkill
 check_incomplete sigkill
 pass "$summary"

@@ -179,6 +179,15 @@ stop_background() {
   background_pids=()
 }
 
+# is_running PID: PID is a process that has not ended. A zombie has ended:
+# it waits only for its parent (init, for the orphans of a killed repro) to
+# reap it.
+is_running() {
+  local state
+  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
 # wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds;
 # returns 1 if it never does within SECONDS.
 wait_for() {

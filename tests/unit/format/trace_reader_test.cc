@@ -446,6 +446,30 @@ TEST_CASE("a complete trace whose trailer disagrees is corrupt", "[format][corru
   CHECK(TraceReader::open(dir).status().code() == StatusCode::kCorruption);
 }
 
+TEST_CASE("check_events_size sees a cut-off or extended events file before reading it",
+          "[format][corruption]") {
+  TempDir temp;
+  std::string dir = temp.sub("trace");
+  write_trace(dir, 100, 40, /*finish=*/true);
+  const std::string events_path = dir + "/events";
+  const std::string original = read_file(events_path);
+  CHECK(open_reader(dir)->check_events_size().is_ok());
+
+  write_file(events_path, original.substr(0, original.size() - 1));
+  Status cut = open_reader(dir)->check_events_size();
+  CHECK(cut.code() == StatusCode::kCorruption);
+  CHECK_THAT(cut.message(), Catch::Contains("it was cut off"));
+
+  write_file(events_path, original + "x");
+  Status extended = open_reader(dir)->check_events_size();
+  CHECK(extended.code() == StatusCode::kCorruption);
+  CHECK_THAT(extended.message(), Catch::Contains("bytes were added"));
+
+  // An incomplete trace has no trailer to hold its size against.
+  make_incomplete(dir);
+  CHECK(open_reader(dir)->check_events_size().is_ok());
+}
+
 TEST_CASE("opening something that is not a trace says so", "[format]") {
   TempDir temp;
   CHECK(TraceReader::open(temp.sub("nothing")).status().code() == StatusCode::kNotFound);
