@@ -434,7 +434,7 @@ Status ReplaySession::start() {
                          fmt::format("trace '{}' does not start with a thread start and an exec",
                                      options_.trace_dir));
   }
-  REPRO_ASSIGN_OR_RETURN(std::string exe_copy, reader_->file_path(exec.content_id));
+  REPRO_ASSIGN_OR_RETURN(std::string exe_copy, stored_copy(exec.content_id, exec.path));
   REPRO_ASSIGN_OR_RETURN(std::string exe_path, exec_paths_.make(exec.path.size(), exe_copy));
   std::vector<std::string> exec_argv = split_exec_argv(exec.data);
 
