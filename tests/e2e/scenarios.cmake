@@ -32,6 +32,8 @@ repro_scenario_program(scenario_divergence_getpid divergence_program.c)
 target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
 repro_scenario_program(scenario_divergence_getppid divergence_program.c)
 target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
+# damaged_file_copies and trace_privacy: says whether variables are set.
+repro_scenario_program(scenario_env_probe env_probe_program.c)
 # exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
 # deadlock: futex, pipe and wait4 cycles, and waits that are only slow.
 repro_scenario_program(scenario_deadlock deadlock_program.c)
@@ -54,6 +56,7 @@ set(REPRO_SCENARIOS
   "bad_input 300"
   "chaos_same_schedule 300"
   "ci 600"
+  "damaged_file_copies 120"
   "deadlock 300"
   "divergence_report 120"
   "doctor 120"
@@ -78,6 +81,7 @@ set(REPRO_SCENARIOS
   "sched_yield_turns 300"
   "shell_scripts 300"
   "sparse_mapping_trace_size 300"
+  "trace_privacy 120"
   "unknown_effects_warning 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)
