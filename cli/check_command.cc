@@ -125,7 +125,7 @@ class CheckCommand : public Command {
         ++bad;
         fmt::print("{}: damaged copy of {}: {}\n", dir, describe_use(used, id), verdict.message());
       } else if (!verdict.is_ok()) {
-        return verdict;  // cannot read it: the environment's fault, not the trace's
+        return verdict;  // unreadable: the fault of the environment, not the trace
       }
     }
     for (const auto& [id, use] : used) {

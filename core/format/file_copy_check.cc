@@ -42,10 +42,12 @@ Result<std::string> whole_content_id(int fd, const std::string& path) {
 
 Status check_file_copy(const std::string& path, const std::string& content_id) {
   uint64_t size_bytes = 0;
-  REPRO_ASSIGN_OR_RETURN(ScopedFd fd, open_regular_file(path, StatusCode::kCorruption, &size_bytes));
+  REPRO_ASSIGN_OR_RETURN(ScopedFd fd,
+                         open_regular_file(path, StatusCode::kCorruption, &size_bytes));
   if (size_bytes > kWholeFileLimitBytes) {
     // Most likely a sparse copy of a mapped range: its id reads no holes.
-    REPRO_ASSIGN_OR_RETURN(std::string sparse_id, sparse_copy_content_id(fd.get(), path, size_bytes));
+    REPRO_ASSIGN_OR_RETURN(std::string sparse_id,
+                           sparse_copy_content_id(fd.get(), path, size_bytes));
     if (sparse_id == content_id) {
       return Status::ok();
     }
@@ -54,9 +56,9 @@ Status check_file_copy(const std::string& path, const std::string& content_id) {
   if (actual == content_id) {
     return Status::ok();
   }
-  return Status::error(StatusCode::kCorruption,
-                       fmt::format("'{}': its {} bytes hash to {}, not to its name",
-                                   path, size_bytes, actual));
+  return Status::error(
+      StatusCode::kCorruption,
+      fmt::format("'{}': its {} bytes hash to {}, not to its name", path, size_bytes, actual));
 }
 
 }  // namespace repro::format

@@ -161,8 +161,8 @@ Result<std::string> hash_sparse_range(int source, const std::string& source_path
 Result<std::string> write_sparse_range(int source, const std::string& source_path,
                                        uint64_t size_bytes, uint64_t from, uint64_t to, int out,
                                        const std::string& out_path) {
-  REPRO_ASSIGN_OR_RETURN(std::string id, hash_sparse_range(source, source_path, size_bytes, from,
-                                                           to, out, out_path));
+  REPRO_ASSIGN_OR_RETURN(
+      std::string id, hash_sparse_range(source, source_path, size_bytes, from, to, out, out_path));
   if (::ftruncate(out, static_cast<off_t>(size_bytes)) != 0) {
     return Status::from_errno(errno, fmt::format("sizing '{}'", out_path));
   }
