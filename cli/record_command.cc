@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <optional>
+#include <regex>
 #include <string>
 
 #include "cli/command.h"
@@ -104,6 +105,20 @@ class RecordCommand : public Command {
                     "them with SIGKILL; 'inf' waits for them to exit")
         ->capture_default_str()
         ->check([](const std::string& value) { return parse_linger(value) ? "" : "expected seconds >= 0 or 'inf'"; });
+    sub->add_option("--redact-env", redact_env_,
+                    "leave the value of every environment variable whose NAME this ECMAScript "
+                    "regex matches (anywhere, unless anchored: '^AWS_') out of the trace; "
+                    "repeatable. The program still gets the real value; replay gives it filler "
+                    "of the same length")
+        ->check([](const std::string& value) -> std::string {
+          try {
+            std::regex pattern(value);
+            return "";
+          } catch (const std::regex_error& error) {
+            return fmt::format("'{}' is not a valid regex: {}", value, error.what());
+          }
+        })
+        ->allow_extra_args(false);  // one regex per --redact-env: the program follows
     sub->add_option("program", argv_, "the program and its arguments (after --)")->required();
     sub->footer(
         "repro prints the trace path on stderr and exits with the program's status\n"
@@ -132,6 +147,9 @@ class RecordCommand : public Command {
     };
     options.snapshot_budget_bytes = snapshot_budget_mib_ << 20;
     options.linger = *parse_linger(linger_);
+    for (const std::string& pattern : redact_env_) {
+      options.redact_env.emplace_back(pattern);  // valid: the option's check compiled it
+    }
     if (chaos_) {
       options.chaos = true;
       options.chaos_depth = depth_;
@@ -196,6 +214,7 @@ class RecordCommand : public Command {
   uint32_t points_ = tracer::ChaosOptions{}.expected_points;
   std::vector<uint32_t> skipped_changes_;
   std::vector<uint32_t> skipped_starvations_;
+  std::vector<std::string> redact_env_;
   std::vector<std::string> argv_;
 };
 

@@ -1,6 +1,7 @@
 #include "replayer/replay_session.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ptrace.h>
@@ -8,11 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
 #include "core/base/check.h"
 #include "core/diag/backtrace.h"
+#include "core/format/env_redaction.h"
 #include "core/os/auxv.h"
 #include "core/os/host_probe.h"
 #include "core/os/signal_frame.h"
@@ -83,6 +86,19 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::open(const ReplayOptions& 
     if (options.on_warning) {
       options.on_warning(message);
     }
+  }
+  if (!reader->header().redacted_env.empty() && options.on_warning) {
+    std::vector<std::string> names;
+    for (const format::RedactedVariable& variable : reader->header().redacted_env) {
+      if (std::find(names.begin(), names.end(), variable.name) == names.end()) {
+        names.push_back(variable.name);
+      }
+    }
+    options.on_warning(fmt::format(
+        "the trace leaves out the values of {} (record --redact-env): the program gets '{}' in "
+        "their place, as many as each value had; if what it did depended on one of them, the "
+        "replay diverges",
+        fmt::join(names, ", "), format::kRedactedValueFiller));
   }
   REPRO_ASSIGN_OR_RETURN(ExecPaths paths, ExecPaths::create());
   std::unique_ptr<ReplaySession> session(
@@ -444,7 +460,7 @@ Status ReplaySession::start() {
   spawn.exe_path = exe_path;
   // As the kernel laid it out: a script's interpreter comes first.
   spawn.argv = exec_argv.empty() ? header.argv : exec_argv;
-  spawn.env = header.env;
+  spawn.env = format::environment_for_replay(header.env, header.redacted_env);
   spawn.cwd = exec_paths_.dir();
   spawn.ptrace_options = kPtraceOptions;
   bool trap_rdtsc = trap_rdtsc_;
