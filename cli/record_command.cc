@@ -1,6 +1,7 @@
 // `repro record [-o DIR] -- PROG [ARGS...]`: records PROG into a trace.
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 
@@ -13,7 +14,10 @@
 #include "cli/event_printer.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_location.h"
+#include "core/format/env_redaction.h"
 #include "tracer/record_session.h"
+
+extern char** environ;
 
 namespace repro::cli {
 
@@ -56,6 +60,27 @@ uint64_t random_seed() {
     seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
   return seed;
+}
+
+/// Tells the user which variables --redact-env keeps out of the trace, so
+/// that a pattern that matches nothing (a typo) does not go unnoticed.
+void say_what_is_redacted(const std::vector<std::regex>& patterns) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    env.emplace_back(*e);
+  }
+  std::vector<format::RedactedVariable> redacted;
+  (void)format::redact_environment(env, patterns, &redacted);
+  if (redacted.empty()) {
+    fmt::print(stderr, "repro: warning: --redact-env matches no environment variable\n");
+    return;
+  }
+  std::vector<std::string> names;
+  for (const format::RedactedVariable& variable : redacted) {
+    names.push_back(variable.name);
+  }
+  fmt::print(stderr, "repro: leaving the values of {} out of the trace (--redact-env)\n",
+             fmt::join(names, ", "));
 }
 
 class RecordCommand : public Command {
@@ -149,6 +174,9 @@ class RecordCommand : public Command {
     options.linger = *parse_linger(linger_);
     for (const std::string& pattern : redact_env_) {
       options.redact_env.emplace_back(pattern);  // valid: the option's check compiled it
+    }
+    if (!options.redact_env.empty()) {
+      say_what_is_redacted(options.redact_env);
     }
     if (chaos_) {
       options.chaos = true;
