@@ -968,6 +968,18 @@ Status ReplaySession::on_rdtsc_patch(const format::Event& event) {
 }
 
 Status ReplaySession::on_preempt(const format::Event& event) {
+  if (!reader_->header().redacted_env.empty()) {
+    // A preemption point is found again by a hash of the program's
+    // writable memory, and the initial stack of every process holds the
+    // environment: with filler in place of the redacted values that hash
+    // can never match, so stop here rather than search for it.
+    return Status::error(
+        StatusCode::kUnsupported,
+        fmt::format("event #{}: cannot replay a preemption point of a trace recorded with "
+                    "--redact-env (the memory hash that finds it covers the environment, whose "
+                    "values the trace left out); record without --redact-env to replay past it",
+                    event_index_));
+  }
   ReplayThread& t = thread(event.thread);
   REPRO_RETURN_IF_ERROR(ensure_started(t));
   if (t.where == ReplayThread::Where::kAtEntry) {

@@ -180,6 +180,11 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
     env.emplace_back(*e);
   }
   header.env = format::redact_environment(env, options.redact_env, &header.redacted_env);
+  if (!header.redacted_env.empty()) {
+    // Preempt events copy changed memory pages, the initial stack and its
+    // environment strings included: none, or the values would be in them.
+    session->snapshot_bytes_left_ = 0;
+  }
   std::error_code ec;
   header.cwd = std::filesystem::current_path(ec).string();
   header.exe_path = exe_path;

@@ -78,4 +78,25 @@ grep 'leaves out the values of' "$work/replay.err" | grep -q 'PROBE_API_TOKEN, P
   fail "replay's line does not name the redacted variables: $(cat "$work/replay.err")"
 grep -q 'leaves out the values of PROBE_PLAIN\|PROBE_PLAIN,' "$work/replay.err" &&
   fail "replay names PROBE_PLAIN as redacted"
+# A preemption point is found again by a hash of memory that covers the
+# environment, so replay cannot get past one in a redacted trace: it must
+# stop there with a clear message (never search for ever), and the preempt
+# event must carry no page copies, which would hold the values.
+spinner=$build_dir/tests/programs/spin_wait_pair
+need_file "$spinner"
+bounded 60 "$repro" record -o spin --redact-env TOKEN -- "$spinner" >spin.out 2>spin.err ||
+  fail "recording spin_wait_pair failed: $(tail -n 5 spin.err)"
+bounded 60 "$repro" dump spin >spin.dump 2>&1 || fail "repro dump spin failed: $(tail -n 3 spin.dump)"
+if grep -Eq '^#[0-9]+ t[0-9]+ preempt ' spin.dump; then
+  if grep -E '^#[0-9]+ t[0-9]+ preempt ' spin.dump | grep -q 'page cop'; then
+    fail "a preempt event of the redacted trace carries page copies: $(grep ' preempt ' spin.dump | head -n 2)"
+  fi
+  replay 60 spin spin.replay.out spin.replay.err
+  [ "$status" -eq 1 ] || fail "replay of the preempted redacted trace exited $status, not 1: $(tail -n 5 spin.replay.err)"
+  grep -q 'cannot replay a preemption point of a trace recorded with --redact-env' spin.replay.err ||
+    fail "replay does not say why it stops at the preemption point: $(tail -n 5 spin.replay.err)"
+else
+  expect_same_replay spin spin.out spin.err 0 60  # no preemption this time: nothing stands in the way
+fi
+
 pass "trace 700/600/400 under umask 022; --redact-env kept ${#secret}-byte values out of the header and replayed"
