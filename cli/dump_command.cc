@@ -37,6 +37,10 @@ void print_header(const format::TraceHeader& h, format::TraceState state) {
   fmt::print("# cwd {}\n# exe {}\n", h.cwd, h.exe_path);
   fmt::print("# argv {}\n", fmt::join(h.argv, " "));
   fmt::print("# env {} variables\n", h.env.size());
+  for (const format::RedactedVariable& variable : h.redacted_env) {
+    fmt::print("# env {}: value redacted ({} bytes, not in the trace)\n", variable.name,
+               variable.value_bytes);
+  }
 }
 
 class DumpCommand : public Command {

@@ -1,18 +1,23 @@
 // `repro record [-o DIR] -- PROG [ARGS...]`: records PROG into a trace.
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <optional>
+#include <regex>
 #include <string>
 
 #include "cli/command.h"
 #include "cli/event_printer.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_location.h"
+#include "core/format/env_redaction.h"
 #include "tracer/record_session.h"
+
+extern char** environ;
 
 namespace repro::cli {
 
@@ -55,6 +60,27 @@ uint64_t random_seed() {
     seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
   return seed;
+}
+
+/// Tells the user which variables --redact-env keeps out of the trace, so
+/// that a pattern that matches nothing (a typo) does not go unnoticed.
+void say_what_is_redacted(const std::vector<std::regex>& patterns) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    env.emplace_back(*e);
+  }
+  std::vector<format::RedactedVariable> redacted;
+  (void)format::redact_environment(env, patterns, &redacted);
+  if (redacted.empty()) {
+    fmt::print(stderr, "repro: warning: --redact-env matches no environment variable\n");
+    return;
+  }
+  std::vector<std::string> names;
+  for (const format::RedactedVariable& variable : redacted) {
+    names.push_back(variable.name);
+  }
+  fmt::print(stderr, "repro: leaving the values of {} out of the trace (--redact-env)\n",
+             fmt::join(names, ", "));
 }
 
 class RecordCommand : public Command {
@@ -104,6 +130,20 @@ class RecordCommand : public Command {
                     "them with SIGKILL; 'inf' waits for them to exit")
         ->capture_default_str()
         ->check([](const std::string& value) { return parse_linger(value) ? "" : "expected seconds >= 0 or 'inf'"; });
+    sub->add_option("--redact-env", redact_env_,
+                    "leave the value of every environment variable whose NAME this ECMAScript "
+                    "regex matches (anywhere, unless anchored: '^AWS_') out of the trace; "
+                    "repeatable. The program still gets the real value; replay gives it filler "
+                    "of the same length")
+        ->check([](const std::string& value) -> std::string {
+          try {
+            std::regex pattern(value);
+            return "";
+          } catch (const std::regex_error& error) {
+            return fmt::format("'{}' is not a valid regex: {}", value, error.what());
+          }
+        })
+        ->allow_extra_args(false);  // one regex per --redact-env: the program follows
     sub->add_option("program", argv_, "the program and its arguments (after --)")->required();
     sub->footer(
         "repro prints the trace path on stderr and exits with the program's status\n"
@@ -132,6 +172,12 @@ class RecordCommand : public Command {
     };
     options.snapshot_budget_bytes = snapshot_budget_mib_ << 20;
     options.linger = *parse_linger(linger_);
+    for (const std::string& pattern : redact_env_) {
+      options.redact_env.emplace_back(pattern);  // valid: the option's check compiled it
+    }
+    if (!options.redact_env.empty()) {
+      say_what_is_redacted(options.redact_env);
+    }
     if (chaos_) {
       options.chaos = true;
       options.chaos_depth = depth_;
@@ -196,6 +242,7 @@ class RecordCommand : public Command {
   uint32_t points_ = tracer::ChaosOptions{}.expected_points;
   std::vector<uint32_t> skipped_changes_;
   std::vector<uint32_t> skipped_starvations_;
+  std::vector<std::string> redact_env_;
   std::vector<std::string> argv_;
 };
 

@@ -88,7 +88,7 @@ Result<std::pair<uint64_t, std::string>> ReplaySession::redirect_exec(ReplayThre
   const size_t total = array_bytes + strings_bytes + name.size() + 1;
   const uint64_t base = (t.entry_regs.rsp - kRedZoneBytes - total) & ~uint64_t{15};
 
-  REPRO_ASSIGN_OR_RETURN(std::string copy, reader_->file_path(event.content_id));
+  REPRO_ASSIGN_OR_RETURN(std::string copy, stored_copy(event.content_id, event.path));
   REPRO_ASSIGN_OR_RETURN(std::string scratch_path, exec_paths_.make(name.size(), copy));
   std::string bytes(total, '\0');
   uint64_t string_address = base + array_bytes;

@@ -1,6 +1,7 @@
 #include "replayer/replay_session.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ptrace.h>
@@ -8,11 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
 #include "core/base/check.h"
 #include "core/diag/backtrace.h"
+#include "core/format/env_redaction.h"
 #include "core/os/auxv.h"
 #include "core/os/host_probe.h"
 #include "core/os/signal_frame.h"
@@ -86,6 +89,19 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::open(const ReplayOptions& 
     if (options.on_warning) {
       options.on_warning(message);
     }
+  }
+  if (!reader->header().redacted_env.empty() && options.on_warning) {
+    std::vector<std::string> names;
+    for (const format::RedactedVariable& variable : reader->header().redacted_env) {
+      if (std::find(names.begin(), names.end(), variable.name) == names.end()) {
+        names.push_back(variable.name);
+      }
+    }
+    options.on_warning(fmt::format(
+        "the trace leaves out the values of {} (record --redact-env): the program gets '{}' in "
+        "their place, as many as each value had; if what it did depended on one of them, the "
+        "replay diverges",
+        fmt::join(names, ", "), format::kRedactedValueFiller));
   }
   REPRO_ASSIGN_OR_RETURN(ExecPaths paths, ExecPaths::create());
   std::unique_ptr<ReplaySession> session(
@@ -437,7 +453,7 @@ Status ReplaySession::start() {
                          fmt::format("trace '{}' does not start with a thread start and an exec",
                                      options_.trace_dir));
   }
-  REPRO_ASSIGN_OR_RETURN(std::string exe_copy, reader_->file_path(exec.content_id));
+  REPRO_ASSIGN_OR_RETURN(std::string exe_copy, stored_copy(exec.content_id, exec.path));
   REPRO_ASSIGN_OR_RETURN(std::string exe_path, exec_paths_.make(exec.path.size(), exe_copy));
   std::vector<std::string> exec_argv = split_exec_argv(exec.data);
 
@@ -447,7 +463,7 @@ Status ReplaySession::start() {
   spawn.exe_path = exe_path;
   // As the kernel laid it out: a script's interpreter comes first.
   spawn.argv = exec_argv.empty() ? header.argv : exec_argv;
-  spawn.env = header.env;
+  spawn.env = format::environment_for_replay(header.env, header.redacted_env);
   spawn.cwd = exec_paths_.dir();
   spawn.ptrace_options = kPtraceOptions;
   bool trap_rdtsc = trap_rdtsc_;
@@ -969,6 +985,18 @@ Status ReplaySession::on_rdtsc_patch(const format::Event& event) {
 }
 
 Status ReplaySession::on_preempt(const format::Event& event) {
+  if (!reader_->header().redacted_env.empty()) {
+    // A preemption point is found again by a hash of the program's
+    // writable memory, and the initial stack of every process holds the
+    // environment: with filler in place of the redacted values that hash
+    // can never match, so stop here rather than search for it.
+    return Status::error(
+        StatusCode::kUnsupported,
+        fmt::format("event #{}: cannot replay a preemption point of a trace recorded with "
+                    "--redact-env (the memory hash that finds it covers the environment, whose "
+                    "values the trace left out); record without --redact-env to replay past it",
+                    event_index_));
+  }
   ReplayThread& t = thread(event.thread);
   REPRO_RETURN_IF_ERROR(ensure_started(t));
   if (t.where == ReplayThread::Where::kAtEntry) {

@@ -141,6 +141,12 @@ class ReplaySession {
   Status copy_file_into(ReplayThread& t, const std::string& path, uint64_t offset, uint64_t address,
                         uint64_t length);
   Status finish_executed_mmap(ReplayThread& t, uint64_t address);
+  /// The path of the trace's copy `content_id` of the file the program
+  /// knew as `recorded_path`, checked against its content id the first time
+  /// it is asked for (file_copy_check.h): replay never maps or executes
+  /// wrong bytes. Corruption, naming both paths, if the copy is damaged or
+  /// missing; the verdict is kept, so each copy is read once per replay.
+  Result<std::string> stored_copy(const std::string& content_id, const std::string& recorded_path);
   /// The scratch copy that shared mappings of recorded `path` map, made to
   /// hold stored file `content_id` (mapped by an mmap of `length` bytes at
   /// `offset`) if it held other content.
@@ -237,6 +243,8 @@ class ReplaySession {
   std::deque<format::Event> lookahead_;             // events read ahead of replay
   // Files mapped MAP_SHARED: recorded path -> (scratch copy, its content id).
   std::map<std::string, std::pair<std::string, std::string>> shared_files_;
+  // Content id -> the verdict of checking its copy (stored_copy).
+  std::map<std::string, Status> checked_copies_;
   MappedFiles mapped_files_;   // file mmaps replayed as anonymous memory, for backtraces
   patch::RdtscPatcher patcher_;
   bool trap_rdtsc_ = true;        // rdtsc faults (PR_SET_TSC) in the replayed program

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/base/scoped_fd.h"
+#include "core/format/file_copy_check.h"
 #include "core/format/file_util.h"
 #include "core/format/sparse_copy.h"
 #include "core/format/trace_format.h"
@@ -341,6 +342,30 @@ Result<int64_t> ReplaySession::inject_syscall(ReplayThread& t, int number,
   return static_cast<int64_t>(regs.rax);
 }
 
+Result<std::string> ReplaySession::stored_copy(const std::string& content_id,
+                                               const std::string& recorded_path) {
+  auto checked = checked_copies_.find(content_id);
+  if (checked == checked_copies_.end()) {
+    Result<std::string> path = reader_->file_path(content_id);
+    Status verdict = path.is_ok() ? format::check_file_copy(*path, content_id) : path.status();
+    if (verdict.code() == StatusCode::kCorruption || verdict.code() == StatusCode::kNotFound) {
+      // A copy the events name is part of the trace: without it, or with
+      // other bytes in it, the trace is damaged. Going on would run the
+      // program on bytes it never had.
+      verdict = Status::error(
+          StatusCode::kCorruption,
+          fmt::format("the trace's copy of '{}' is {}, so replay stops: {}", recorded_path,
+                      verdict.code() == StatusCode::kNotFound ? "missing" : "damaged",
+                      verdict.message()));
+    }
+    checked = checked_copies_.emplace(content_id, verdict).first;
+  }
+  if (!checked->second.is_ok()) {
+    return checked->second;
+  }
+  return reader_->file_path(content_id);
+}
+
 Result<std::string> ReplaySession::shared_file_for(const std::string& path,
                                                    const std::string& content_id,
                                                    uint64_t offset, uint64_t length) {
@@ -356,7 +381,7 @@ Result<std::string> ReplaySession::shared_file_for(const std::string& path,
     // kWholeFileLimitBytes holds no more, and the rest of the scratch copy
     // is what the replay made of it. Holes are not copied, so a 1 GiB
     // sparse file costs what it holds.
-    REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
+    REPRO_ASSIGN_OR_RETURN(std::string stored, stored_copy(content_id, path));
     ScopedFd source(::open(stored.c_str(), O_RDONLY | O_CLOEXEC));
     ScopedFd dest(::open(entry.first.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     struct stat st;
@@ -453,7 +478,7 @@ Status ReplaySession::execute_private_file_mmap(ReplayThread& t, const format::E
   // The file may have changed or gone since: map the trace's copy of it.
   // Pages the program does not write stay shared with the page cache, as
   // they were when recorded, so a new process maps its libraries cheaply.
-  REPRO_ASSIGN_OR_RETURN(std::string stored, reader_->file_path(content_id));
+  REPRO_ASSIGN_OR_RETURN(std::string stored, stored_copy(content_id, mapped_path_));
   std::error_code ec;
   std::string path = std::filesystem::absolute(stored, ec).string();
   const uint64_t address = static_cast<uint64_t>(event.result);

@@ -25,6 +25,7 @@
 #include <tuple>
 
 #include "core/base/check.h"
+#include "core/format/env_redaction.h"
 #include "core/format/trace_format.h"
 #include "core/os/auxv.h"
 #include "core/os/host_probe.h"
@@ -179,8 +180,15 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
     header.kernel_release = uts.release;
   }
   header.argv = options.argv;
+  std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
-    header.env.emplace_back(*e);
+    env.emplace_back(*e);
+  }
+  header.env = format::redact_environment(env, options.redact_env, &header.redacted_env);
+  if (!header.redacted_env.empty()) {
+    // Preempt events copy changed memory pages, the initial stack and its
+    // environment strings included: none, or the values would be in them.
+    session->snapshot_bytes_left_ = 0;
   }
   std::error_code ec;
   header.cwd = std::filesystem::current_path(ec).string();
@@ -216,7 +224,7 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   os::SpawnOptions spawn;
   spawn.exe_path = exe_path;
   spawn.argv = options.argv;
-  spawn.env = header.env;
+  spawn.env = env;  // the real values: only the trace goes without them
   spawn.ptrace_options = kPtraceOptions;
   bool trap_rdtsc = !session->patch_rdtsc_;
   spawn.before_exec = [trap_rdtsc] { return seccomp::install_trace_filter(trap_rdtsc); };

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -84,6 +85,10 @@ struct RecordOptions {
   std::optional<std::chrono::milliseconds> linger = kDefaultLinger;
   /// Called with a line about the recording's progress (leftover processes).
   std::function<void(const std::string&)> on_notice;
+  /// Variables whose NAME one of these matches (regex_search) are stored
+  /// in the header without their values (format/env_redaction.h); the
+  /// program still gets the real values.
+  std::vector<std::regex> redact_env;
 };
 
 struct RecordOutcome {

@@ -25,7 +25,7 @@ Status write_all(int fd, const void* bytes, size_t length, const std::string& wh
 /// DIR/NAME, so readers see either the old file or the whole new one.
 /// The file gets permission bits `mode`.
 Status write_file_atomic(const std::string& dir, const std::string& name, std::string_view content,
-                         unsigned mode = 0644);
+                         unsigned mode = 0600);
 
 /// Opens `path` read-only and checks it is a regular file; *size_bytes gets
 /// its size. Errors: not_found if absent, `not_regular` if it is not a

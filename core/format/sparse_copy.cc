@@ -100,9 +100,13 @@ void hash_u64(XXH3_state_t* state, uint64_t value) {
 
 }  // namespace
 
-Result<std::string> write_sparse_range(int source, const std::string& source_path,
-                                       uint64_t size_bytes, uint64_t from, uint64_t to, int out,
-                                       const std::string& out_path) {
+namespace {
+
+// The id of write_sparse_range over [from, to) of `source`; each non-zero
+// page is also written to `out` at its offset unless `out` is -1.
+Result<std::string> hash_sparse_range(int source, const std::string& source_path,
+                                      uint64_t size_bytes, uint64_t from, uint64_t to, int out,
+                                      const std::string& out_path) {
   from = std::min(from & ~(kPageBytes - 1), size_bytes);
   to = std::min(to, size_bytes);
   XXH3_state_t* state = XXH3_createState();
@@ -130,7 +134,9 @@ Result<std::string> write_sparse_range(int source, const std::string& source_pat
           hash_u64(state, at + page);
           hash_u64(state, page_end - page);
           XXH3_128bits_update(state, bytes, page_end - page);
-          REPRO_RETURN_IF_ERROR(write_at(out, bytes, page_end - page, at + page, out_path));
+          if (out >= 0) {
+            REPRO_RETURN_IF_ERROR(write_at(out, bytes, page_end - page, at + page, out_path));
+          }
         }
         page = page_end;
       }
@@ -141,9 +147,6 @@ Result<std::string> write_sparse_range(int source, const std::string& source_pat
   XXH128_hash_t hash = XXH3_128bits_digest(state);
   XXH3_freeState(state);
   REPRO_RETURN_IF_ERROR(status);
-  if (::ftruncate(out, static_cast<off_t>(size_bytes)) != 0) {
-    return Status::from_errno(errno, fmt::format("sizing '{}'", out_path));
-  }
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, hash);
   std::string id;
@@ -151,6 +154,26 @@ Result<std::string> write_sparse_range(int source, const std::string& source_pat
     id += fmt::format("{:02x}", byte);
   }
   return id;
+}
+
+}  // namespace
+
+Result<std::string> write_sparse_range(int source, const std::string& source_path,
+                                       uint64_t size_bytes, uint64_t from, uint64_t to, int out,
+                                       const std::string& out_path) {
+  REPRO_ASSIGN_OR_RETURN(
+      std::string id, hash_sparse_range(source, source_path, size_bytes, from, to, out, out_path));
+  if (::ftruncate(out, static_cast<off_t>(size_bytes)) != 0) {
+    return Status::from_errno(errno, fmt::format("sizing '{}'", out_path));
+  }
+  return id;
+}
+
+Result<std::string> sparse_copy_content_id(int copy, const std::string& copy_path,
+                                           uint64_t size_bytes) {
+  // The copy holds zeros outside the range it was made of, so its non-zero
+  // pages over the whole file are exactly those write_sparse_range hashed.
+  return hash_sparse_range(copy, copy_path, size_bytes, 0, size_bytes, -1, copy_path);
 }
 
 Status copy_range_sparse(int source, uint64_t size_bytes, uint64_t from, uint64_t to, int dest,

@@ -24,6 +24,14 @@ Result<std::string> write_sparse_range(int source, const std::string& source_pat
                                        uint64_t size_bytes, uint64_t from, uint64_t to, int out,
                                        const std::string& out_path);
 
+/// The content id write_sparse_range gave to `copy` (a file of
+/// `size_bytes` it wrote), recomputed from the copy alone: the same hash
+/// over the non-zero pages of the whole file. Holes are not read. Differs
+/// from the name of a copy whose bytes were changed since. Errors: io_error
+/// naming `copy_path`.
+Result<std::string> sparse_copy_content_id(int copy, const std::string& copy_path,
+                                           uint64_t size_bytes);
+
 /// Makes bytes [from, to) of `dest` those of `source` (its size: `size_bytes`)
 /// and sets `dest`'s size to `size_bytes`: punches out the range, then copies
 /// what is not a hole in `source`. Errors: io_error naming `dest_path`.

@@ -37,6 +37,17 @@ inline constexpr const char kFilesDirName[] = "files";
 /// a leftover temp file from a crash is never mistaken for a stored copy.
 inline constexpr const char kTempFilePrefix[] = ".tmp-";
 
+/// Permission bits of what a trace holds. A trace holds everything the
+/// program read (file contents, network data, its environment), so only
+/// its owner may read it, whatever the umask: directories 0700, metadata
+/// and events 0600, copies in files/ 0400 (content-addressed, so never
+/// rewritten). A copy hard-linked to a read-only original keeps the
+/// original's bits: it is the same inode, and the 0700 directories keep
+/// others from reaching it through the trace.
+inline constexpr unsigned kTraceDirMode = 0700;
+inline constexpr unsigned kTraceFileMode = 0600;
+inline constexpr unsigned kStoredCopyMode = 0400;
+
 /// Value of the "magic" field of `header` and `trailer`. Chosen as the
 /// tool's name so `head DIR/header` tells a human what the directory is; a
 /// header without it is reported as "not a repro trace header".

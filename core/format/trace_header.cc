@@ -218,6 +218,39 @@ Status get_optional_u32_list(const Json& object, const std::string& key, std::ve
   return Status::ok();
 }
 
+// MAX_ARG_STRLEN of <linux/binfmts.h>: 32 pages of 4096 bytes.
+constexpr uint64_t kMaxArgStringBytes = 32 * 4096;
+
+// The optional list of redacted variables: empty when absent.
+Status get_redacted_env(const Json& object, std::vector<RedactedVariable>* out) {
+  const std::string key = "redacted_env";
+  out->clear();
+  const Json* value = find_field(object, key);
+  if (value == nullptr) {
+    return Status::ok();
+  }
+  if (!value->is_array()) {
+    return field_error(key, "is not an array");
+  }
+  for (size_t i = 0; i < value->size(); ++i) {
+    const Json& item = (*value)[i];
+    const std::string item_key = fmt::format("{}[{}]", key, i);
+    if (!item.is_object()) {
+      return field_error(item_key, "is not an object");
+    }
+    RedactedVariable variable;
+    REPRO_RETURN_IF_ERROR(get_bytes(item, "name", &variable.name).context(item_key));
+    REPRO_RETURN_IF_ERROR(get_u64(item, "value_bytes", &variable.value_bytes).context(item_key));
+    // The kernel takes no environment string longer than MAX_ARG_STRLEN
+    // (32 pages), so a longer value is bad data, never allocated.
+    if (variable.value_bytes > kMaxArgStringBytes) {
+      return field_error(item_key + ".value_bytes", "is longer than an exec allows");
+    }
+    out->push_back(std::move(variable));
+  }
+  return Status::ok();
+}
+
 // Parses TEXT as a JSON object carrying our magic. `what` names the file.
 Result<Json> parse_object(const std::string& text, const char* what) {
   Json root;
@@ -280,6 +313,7 @@ Result<TraceHeader> parse_header(const std::string& text, bool check_version) {
   }
   REPRO_RETURN_IF_ERROR(get_bytes_list(root, "argv", &header.argv));
   REPRO_RETURN_IF_ERROR(get_bytes_list(root, "env", &header.env));
+  REPRO_RETURN_IF_ERROR(get_redacted_env(root, &header.redacted_env));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "cwd", &header.cwd));
   REPRO_RETURN_IF_ERROR(get_bytes(root, "exe_path", &header.exe_path));
   REPRO_RETURN_IF_ERROR(get_u64(root, "seed", &header.seed));
@@ -334,6 +368,16 @@ std::string header_to_json(const TraceHeader& header) {
     env.push_back(bytes_to_json(var));
   }
   root["env"] = std::move(env);
+  if (!header.redacted_env.empty()) {
+    OrderedJson redacted = OrderedJson::array();
+    for (const RedactedVariable& variable : header.redacted_env) {
+      OrderedJson item = OrderedJson::object();
+      item["name"] = bytes_to_json(variable.name);
+      item["value_bytes"] = variable.value_bytes;
+      redacted.push_back(std::move(item));
+    }
+    root["redacted_env"] = std::move(redacted);
+  }
   root["cwd"] = bytes_to_json(header.cwd);
   root["exe_path"] = bytes_to_json(header.exe_path);
   root["seed"] = header.seed;

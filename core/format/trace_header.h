@@ -45,6 +45,14 @@ struct SchedulerSettings {
   bool operator==(const SchedulerSettings&) const = default;
 };
 
+/// An environment variable whose value `record --redact-env` left out of
+/// the trace (env_redaction.h). The header's `env` holds it as "NAME=".
+struct RedactedVariable {
+  std::string name;
+  uint64_t value_bytes = 0;  // the length of the value the program had
+  bool operator==(const RedactedVariable&) const = default;
+};
+
 struct TraceHeader {
   uint32_t format_version = 0;  // filled by the writer
   std::string arch = "x86_64";
@@ -57,6 +65,8 @@ struct TraceHeader {
   TscMode tsc_mode = TscMode::kTrap;
   std::vector<std::string> argv;
   std::vector<std::string> env;
+  /// The variables of `env` stored without their values, in env's order.
+  std::vector<RedactedVariable> redacted_env;
   std::string cwd;
   std::string exe_path;          // the program as resolved at record time
   uint64_t seed = 0;

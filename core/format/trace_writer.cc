@@ -37,10 +37,19 @@ Status move_into_place(const std::string& temp_path, const std::string& final_pa
 // Bytes read per call when hashing or copying a file into files/.
 constexpr size_t kCopyChunkBytes = 1024 * 1024;
 
+// Gives DIR exactly kTraceDirMode: mkdir's mode passes through the umask,
+// which may take away the owner's bits.
+Status restrict_directory(const std::string& dir) {
+  if (::chmod(dir.c_str(), kTraceDirMode) != 0) {
+    return Status::from_errno(errno, fmt::format("chmod of '{}'", dir));
+  }
+  return Status::ok();
+}
+
 // Ok if DIR does not exist (and creates it) or is an empty directory.
 Status make_empty_directory(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) == 0) {
-    return Status::ok();
+  if (::mkdir(dir.c_str(), kTraceDirMode) == 0) {
+    return restrict_directory(dir);
   }
   int err = errno;
   if (err != EEXIST) {
@@ -71,7 +80,7 @@ Status make_empty_directory(const std::string& dir) {
     return Status::error(StatusCode::kInvalidArgument,
                          fmt::format("trace directory '{}' exists and is not empty", dir));
   }
-  return Status::ok();
+  return restrict_directory(dir);  // an empty directory made by someone else may be open
 }
 
 }  // namespace
@@ -132,9 +141,10 @@ class TraceWriter::Impl {
 
 Status TraceWriter::Impl::create(const TraceHeader& header) {
   REPRO_RETURN_IF_ERROR(make_empty_directory(dir_));
-  if (::mkdir(files_dir_.c_str(), 0755) != 0) {
+  if (::mkdir(files_dir_.c_str(), kTraceDirMode) != 0) {
     return Status::from_errno(errno, fmt::format("creating '{}'", files_dir_));
   }
+  REPRO_RETURN_IF_ERROR(restrict_directory(files_dir_));
   struct stat st;
   if (::stat(files_dir_.c_str(), &st) != 0) {
     return Status::from_errno(errno, fmt::format("stat of '{}'", files_dir_));
@@ -142,7 +152,8 @@ Status TraceWriter::Impl::create(const TraceHeader& header) {
   files_device_ = st.st_dev;
 
   std::string marker_path = join_path(dir_, kIncompleteMarkerName);
-  marker_fd_.reset(::open(marker_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  marker_fd_.reset(
+      ::open(marker_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kTraceFileMode));
   if (!marker_fd_.valid()) {
     return Status::from_errno(errno, fmt::format("creating '{}'", marker_path));
   }
@@ -151,8 +162,8 @@ Status TraceWriter::Impl::create(const TraceHeader& header) {
     return Status::from_errno(errno, fmt::format("locking '{}'", marker_path));
   }
 
-  events_fd_.reset(
-      ::open(events_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644));
+  events_fd_.reset(::open(events_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+                          kTraceFileMode));
   if (!events_fd_.valid()) {
     return Status::from_errno(errno, fmt::format("creating '{}'", events_path_));
   }
@@ -160,7 +171,8 @@ Status TraceWriter::Impl::create(const TraceHeader& header) {
   // The header goes last: a directory with a header always has the rest.
   TraceHeader stored = header;
   stored.format_version = kTraceFormatVersion;
-  REPRO_RETURN_IF_ERROR(write_file_atomic(dir_, kHeaderFileName, header_to_json(stored)));
+  REPRO_RETURN_IF_ERROR(
+      write_file_atomic(dir_, kHeaderFileName, header_to_json(stored), kTraceFileMode));
   REPRO_RETURN_IF_ERROR(fsync_directory(dir_));
   encoder_.begin(0);
   return Status::ok();
@@ -202,7 +214,8 @@ Result<std::string> TraceWriter::Impl::copy_into_files(int source_fd,
   // even if the source changed since it was hashed.
   std::string temp_path =
       join_path(files_dir_, fmt::format("{}copy-{}", kTempFilePrefix, ::getpid()));
-  ScopedFd out(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444));
+  ScopedFd out(
+      ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kStoredCopyMode));
   if (!out.valid()) {
     return fail(Status::from_errno(errno, fmt::format("creating '{}'", temp_path)));
   }
@@ -319,7 +332,8 @@ Result<std::string> TraceWriter::Impl::store_mapped_range(const std::string& pat
   }
   std::string temp_path =
       join_path(files_dir_, fmt::format("{}range-{}", kTempFilePrefix, ::getpid()));
-  ScopedFd out(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444));
+  ScopedFd out(
+      ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kStoredCopyMode));
   if (!out.valid()) {
     return fail(Status::from_errno(errno, fmt::format("creating '{}'", temp_path)));
   }
@@ -351,7 +365,7 @@ Result<std::string> TraceWriter::Impl::store_bytes(const std::string& bytes) {
   if (path_exists(join_path(files_dir_, id))) {
     return id;
   }
-  Status status = write_file_atomic(files_dir_, id, bytes, 0444);
+  Status status = write_file_atomic(files_dir_, id, bytes, kStoredCopyMode);
   if (!status.is_ok()) {
     return fail(status);
   }
@@ -369,7 +383,8 @@ Status TraceWriter::Impl::finish() {
   TraceTrailer trailer;
   trailer.event_count = event_count_;
   trailer.events_bytes = events_bytes_;
-  Status status = write_file_atomic(dir_, kTrailerFileName, trailer_to_json(trailer));
+  Status status =
+      write_file_atomic(dir_, kTrailerFileName, trailer_to_json(trailer), kTraceFileMode);
   if (!status.is_ok()) {
     return fail(status);
   }

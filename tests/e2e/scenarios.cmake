@@ -27,11 +27,10 @@ target_link_libraries(scenario_asan_leak PRIVATE Threads::Threads)
 # ci: a flaky three-thread race, and fixed ends (pass, exit N, abort, sleep).
 repro_scenario_program(scenario_ci_flaky ci_flaky_program.c)
 target_link_libraries(scenario_ci_flaky PRIVATE Threads::Threads)
-# divergence_report records the getpid build, then swaps in the getppid one.
-repro_scenario_program(scenario_divergence_getpid divergence_program.c)
-target_compile_definitions(scenario_divergence_getpid PRIVATE DIVERGENCE_SYSCALL=SYS_getpid)
-repro_scenario_program(scenario_divergence_getppid divergence_program.c)
-target_compile_definitions(scenario_divergence_getppid PRIVATE DIVERGENCE_SYSCALL=SYS_getppid)
+# divergence_report: getpid or getppid, as the environment says.
+repro_scenario_program(scenario_divergence divergence_program.c)
+# damaged_file_copies and trace_privacy: says whether variables are set.
+repro_scenario_program(scenario_env_probe env_probe_program.c)
 # devnull_trace_size: a gigabyte written to /dev/null.
 repro_scenario_program(scenario_devnull_writer devnull_writer_program.c)
 # exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
@@ -63,6 +62,7 @@ set(REPRO_SCENARIOS
   "bad_input 300"
   "chaos_same_schedule 300"
   "ci 600"
+  "damaged_file_copies 120"
   "deadlock 300"
   "devnull_trace_size 120"
   "disk_full 180"
@@ -93,6 +93,7 @@ set(REPRO_SCENARIOS
   "shell_scripts 300"
   "sibling_fatal_signal 120"
   "sparse_mapping_trace_size 300"
+  "trace_privacy 120"
   "tracee_killed 120"
   "unknown_effects_warning 120"
 )

@@ -24,6 +24,7 @@ TEST_CASE("a header with every field populated round-trips through JSON", "[form
   header.start_time_ns = UINT64_MAX - 1;
   header.pinned_cpu = 3;
   header.tsc_mode = TscMode::kPatch;
+  header.redacted_env = {{"API_TOKEN", 40}, {"caf\xc3\xa9", 0}};
   Result<TraceHeader> parsed = header_from_json(header_to_json(header));
   REQUIRE(parsed.is_ok());
   CHECK(parsed.value() == header);
@@ -80,6 +81,35 @@ TEST_CASE("a header without pinned_cpu (an unpinned recording) reads as -1", "[f
   std::string bad = header_to_json(header);
   bad.replace(bad.find("-1", bad.find("pinned_cpu")), 2, "\"x\"");
   CHECK_FALSE(header_from_json(bad).is_ok());
+}
+
+TEST_CASE("a header without redacted_env has no redacted variables", "[format]") {
+  TraceHeader header = make_header();
+  header.format_version = kTraceFormatVersion;
+  std::string json = header_to_json(header);
+  CHECK(json.find("redacted_env") == std::string::npos);  // written only when there are some
+  Result<TraceHeader> parsed = header_from_json(json);
+  REQUIRE(parsed.is_ok());
+  CHECK(parsed.value().redacted_env.empty());
+}
+
+TEST_CASE("a bad redacted_env is corruption", "[format][corruption]") {
+  TraceHeader header = make_header();
+  header.format_version = kTraceFormatVersion;
+  header.redacted_env = {{"SECRET", 12}};
+  const std::string good = header_to_json(header);
+  const std::string field = "\"value_bytes\": 12";
+  REQUIRE(good.find(field) != std::string::npos);
+  for (const std::string& replacement :
+       {std::string("\"value_bytes\": -1"), std::string("\"value_bytes\": 1000000000000"),
+        std::string("\"value_bytes\": \"12\""), std::string("\"bytes\": 12")}) {
+    std::string text = good;
+    text.replace(text.find(field), field.size(), replacement);
+    INFO(replacement);
+    Result<TraceHeader> parsed = header_from_json(text);
+    REQUIRE_FALSE(parsed.is_ok());
+    CHECK(parsed.status().code() == StatusCode::kCorruption);
+  }
 }
 
 TEST_CASE("byte strings that are not UTF-8 round-trip through JSON", "[format][roundtrip]") {

@@ -251,6 +251,46 @@ TEST_CASE("store_file dedupes, preserves content and links read-only files", "[f
   CHECK(reader.value()->file_path("../header").status().code() == StatusCode::kCorruption);
 }
 
+TEST_CASE("a trace is readable by its owner only, whatever the umask", "[format]") {
+  for (mode_t mask : {mode_t{0}, mode_t{022}, mode_t{077}}) {
+    INFO("umask " << mask);
+    TempDir temp;
+    const mode_t saved = ::umask(mask);
+    std::string dir = temp.sub("trace");
+    auto writer = create_writer(dir);
+    write_file(temp.sub("input"), "what the program read");
+    Result<std::string> copied = writer->store_file(temp.sub("input"));
+    Result<std::string> bytes = writer->store_bytes("more of it");
+    const bool finished = writer->finish().is_ok();
+    ::umask(saved);
+    REQUIRE(copied.is_ok());
+    REQUIRE(bytes.is_ok());
+    REQUIRE(finished);
+
+    auto mode_of = [](const std::string& path) {
+      struct stat st;
+      REQUIRE(::stat(path.c_str(), &st) == 0);
+      return st.st_mode & 07777;
+    };
+    CHECK(mode_of(dir) == 0700);
+    CHECK(mode_of(dir + "/files") == 0700);
+    for (const char* name : {"header", "events", "trailer", "complete"}) {
+      INFO(name);
+      CHECK(mode_of(dir + "/" + name) == 0600);
+    }
+    CHECK(mode_of(dir + "/files/" + copied.value()) == 0400);
+    CHECK(mode_of(dir + "/files/" + bytes.value()) == 0400);
+  }
+  // An empty directory given to record is made private too.
+  TempDir temp;
+  REQUIRE(::mkdir(temp.sub("given").c_str(), 0777) == 0);
+  REQUIRE(::chmod(temp.sub("given").c_str(), 0777) == 0);
+  auto writer = create_writer(temp.sub("given"));
+  struct stat st;
+  REQUIRE(::stat(temp.sub("given").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0700);
+}
+
 TEST_CASE("store_mapped_range stores a large file's mapped range without its holes",
           "[format]") {
   TempDir temp;
