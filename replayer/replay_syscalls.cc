@@ -347,7 +347,8 @@ Result<std::string> ReplaySession::stored_copy(const std::string& content_id,
   auto checked = checked_copies_.find(content_id);
   if (checked == checked_copies_.end()) {
     Result<std::string> path = reader_->file_path(content_id);
-    Status verdict = path.is_ok() ? format::check_file_copy(*path, content_id) : path.status();
+    bool missing = !path.is_ok();
+    Status verdict = missing ? path.status() : format::check_file_copy(*path, content_id);
     if (verdict.code() == StatusCode::kCorruption || verdict.code() == StatusCode::kNotFound) {
       // A copy the events name is part of the trace: without it, or with
       // other bytes in it, the trace is damaged. Going on would run the
@@ -355,7 +356,7 @@ Result<std::string> ReplaySession::stored_copy(const std::string& content_id,
       verdict = Status::error(
           StatusCode::kCorruption,
           fmt::format("the trace's copy of '{}' is {}, so replay stops: {}", recorded_path,
-                      verdict.code() == StatusCode::kNotFound ? "missing" : "damaged",
+                      missing || verdict.code() == StatusCode::kNotFound ? "missing" : "damaged",
                       verdict.message()));
     }
     checked = checked_copies_.emplace(content_id, verdict).first;

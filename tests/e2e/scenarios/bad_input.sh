@@ -124,7 +124,8 @@ damage() {
 }
 
 # Expected statuses: check, dump, dump --header-only, replay, replay
-# --allow-incomplete. `check` and `dump` do not look at files/; --header-only
+# --allow-incomplete. `check` verifies files/ (missing copies: 65), `dump` does
+# not look at it; --header-only
 # reads only the header (and, for a trace marked complete, the trailer).
 matrix='
 missing                      1  1  1  1  1
@@ -146,7 +147,7 @@ trailer-corrupt              65 65 65 65 65
 trailer-wrong-count          65 65 0  65 65
 version-new                  65 65 65 65 65
 version-old                  65 65 65 65 65
-files-missing                0  0  0  65 65
+files-missing                65 0  0  65 65
 '
 verbs=(check dump "dump --header-only" replay "replay --allow-incomplete")
 cases=0
