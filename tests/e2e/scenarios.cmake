@@ -94,7 +94,7 @@ set(REPRO_SCENARIOS
   "sibling_fatal_signal 120"
   "sparse_mapping_trace_size 300"
   "trace_privacy 120"
-  "tracee_killed 120"
+  "tracee_killed 400"
   "unknown_effects_warning 120"
 )
 foreach(entry IN LISTS REPRO_SCENARIOS)

@@ -45,7 +45,7 @@ record_and_kill() {
   grep -Eq 'terminate called|Segmentation|Aborted|internal error' "$name.err" &&
     fail "$name: repro failed: $(tail -n 5 "$name.err")"
   expect_check_complete "trace-$name"
-  expect_same_replay "trace-$name" "$name.out" "$name.err" 137
+  expect_same_replay "trace-$name" "$name.out" "$name.err" 137 60
 }
 
 loop='echo $$ >"$1"; i=0; while :; do i=$((i + 1)); echo "tick $i"; sleep 0.05; done'
