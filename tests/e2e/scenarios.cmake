@@ -74,6 +74,7 @@ set(REPRO_SCENARIOS
   "real_xz 600"
   "replay_after_files_deleted 120"
   "replay_from_noexec_mount 300"
+  "replay_isolation_enforced 120"
   "replay_stop_at 120"
   "sched_yield_turns 300"
   "shell_scripts 300"
