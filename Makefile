@@ -7,7 +7,7 @@ FUZZ_DIR  ?= build-fuzz
 JOBS      ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build demo test test-asan fuzz bench clean
+.PHONY: all setup configure build demo test test-asan test-sanitize fuzz bench clean
 
 all: build
 
@@ -35,6 +35,21 @@ test-asan: setup
 	@echo "== unit tests under ASan+UBSan"
 	@cd $(ASAN_DIR) && (ctest -L unit -j $(JOBS) --timeout 900 --output-on-failure >ctest-asan.log 2>&1 \
 	    || (cat ctest-asan.log; exit 1)) && tail -n 3 ctest-asan.log
+
+# The end-to-end suite (every test program recorded and replayed, the
+# scenarios) against repro built with ASan+UBSan in $(ASAN_DIR); the test
+# programs stay plain. Any sanitizer report aborts repro (status 134), which
+# fails the test that ran it; the report is in that test's output or in the
+# *.err files of its kept work directory. The tracees inherit the options
+# and ignore them (only the ASan program of asan_leak_report reads them).
+SANITIZE_ENV = ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1 \
+               UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+test-sanitize: setup
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DREPRO_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_DIR) -j $(JOBS)
+	@echo "== end-to-end tests against repro built with ASan+UBSan"
+	@cd $(ASAN_DIR) && ($(SANITIZE_ENV) ctest -L e2e -j $(JOBS) --output-on-failure \
+	    >ctest-sanitize.log 2>&1 || (cat ctest-sanitize.log; exit 1)) && tail -n 3 ctest-sanitize.log
 
 FUZZ_SECONDS ?= 30
 fuzz: setup
