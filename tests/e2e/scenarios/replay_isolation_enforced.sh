@@ -12,7 +12,11 @@
 #     server sees a connection and the file is created. This half shows that
 #     the first one tests something; replay also says, in one warning line,
 #     that isolation is off.
-# Skips where this host cannot isolate (see `repro doctor`, replay-isolation).
+# And where the host refuses the namespaces (simulated: unshare fails with
+# EPERM under deny_unshare), `repro doctor` says replay-isolation DEGRADED,
+# a replay says once that isolation is not enforced here and why, and
+# replays as before; with REPRO_REPLAY_ISOLATION=namespace it refuses
+# (status 1). The hooked half skips where this host cannot isolate.
 # Usage: replay_isolation_enforced.sh REPRO BUILD_DIR
 source "$(dirname "$0")/lib.sh"
 scenario_start replay_isolation_enforced "$@"
@@ -20,10 +24,8 @@ python=/usr/bin/python3
 need_file "$python"
 client=$build_dir/tests/e2e/scenarios/scenario_isolation_client
 need_file "$client"
-
-bounded 60 "$repro" doctor >doctor.out 2>&1
-grep -q '^OK  *replay-isolation' doctor.out ||
-  skip "replay cannot isolate the program here: $(grep replay-isolation doctor.out)"
+deny_unshare=$build_dir/tests/e2e/scenarios/scenario_deny_unshare
+need_file "$deny_unshare"
 
 start_background "$python" "$scenario_dir/tcp_server.py" port server.log
 wait_for 20 test -s port || fail "the TCP server did not start"
@@ -37,6 +39,27 @@ record 60 trace record.out record.err "$client" "$work/out/file" "$port"
 wait_for 10 eval '[ "$(connections)" -eq 1 ]' ||
   fail "the server did not see the recorded connection: $(cat server.log)"
 rm out/file
+
+# A host that refuses the namespaces: replay goes on, and says so once.
+bounded 60 "$deny_unshare" "$repro" doctor >doctor-denied.out 2>&1
+grep -q '^DEGRADED  *replay-isolation  *unshare(.*EPERM' doctor-denied.out ||
+  fail "doctor does not see that unshare is refused: $(grep replay-isolation doctor-denied.out)"
+bounded 60 "$deny_unshare" "$repro" replay trace >denied.out 2>denied.err
+[ $? -eq 0 ] || fail "replay where unshare is refused failed: $(tail -n 5 denied.err)"
+cmp -s record.out denied.out || fail "replay where unshare is refused printed other output"
+[ "$(grep -c '^repro: warning: replay isolation is not enforced here (unshare(.*): Operation not permitted)' denied.err)" -eq 1 ] ||
+  fail "replay where unshare is refused did not say so once: $(cat denied.err)"
+REPRO_REPLAY_ISOLATION=namespace bounded 60 "$deny_unshare" "$repro" replay trace \
+  >denied-required.out 2>denied-required.err
+[ $? -eq 1 ] || fail "REPRO_REPLAY_ISOLATION=namespace replayed where unshare is refused"
+grep -q 'REPRO_REPLAY_ISOLATION=namespace, but this host does not allow it' denied-required.err ||
+  fail "REPRO_REPLAY_ISOLATION=namespace: no clear refusal: $(cat denied-required.err)"
+[ ! -e out/file ] || fail "a replay where unshare is refused created out/file"
+
+bounded 60 "$repro" doctor >doctor.out 2>&1
+grep -q '^OK  *replay-isolation' doctor.out ||
+  skip "replay cannot isolate the program here: $(grep replay-isolation doctor.out)"
+
 # Replay's scratch directory goes under $TMPDIR: here, so that the check
 # below sees every file the replays could have written.
 mkdir tmp
@@ -86,4 +109,4 @@ wait_for 10 eval '[ "$(connections)" -eq 2 ]' ||
 replay_with openat-off off openat,close,write
 [ "$(cat out/file 2>/dev/null)" = "written by isolation_client" ] ||
   fail "unisolated replay with openat,close,write did not write out/file"
-pass "hooked connect and openat fail isolated (ENETUNREACH, EROFS) and leak unisolated"
+pass "hooked connect and openat fail isolated (ENETUNREACH, EROFS) and leak unisolated; refused namespaces: one warning, or a refusal with namespace"
