@@ -7,7 +7,7 @@ FUZZ_DIR  ?= build-fuzz
 JOBS      ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build demo test test-asan fuzz bench clean
+.PHONY: all setup configure build demo test test-asan test-sanitize fuzz bench clean
 
 all: build
 
@@ -24,9 +24,10 @@ build: configure
 demo: build
 	@bash scripts/demo.sh $(BUILD_DIR)/repro
 
-# The whole suite: the main build's tests, then the trace-format tests under
-# ASan+UBSan, then a short bounded fuzz run of the trace reader.
-test: build test-asan fuzz
+# The whole suite: the unit tests under ASan+UBSan, a short bounded fuzz run
+# of the trace reader, the end-to-end tests against repro built with
+# ASan+UBSan, then the main build's tests.
+test: build test-asan fuzz test-sanitize
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 300
 
 test-asan: setup
@@ -35,6 +36,19 @@ test-asan: setup
 	@echo "== unit tests under ASan+UBSan"
 	@cd $(ASAN_DIR) && (ctest -L unit -j $(JOBS) --timeout 900 --output-on-failure >ctest-asan.log 2>&1 \
 	    || (cat ctest-asan.log; exit 1)) && tail -n 3 ctest-asan.log
+
+# The end-to-end suite (every test program recorded and replayed, the
+# scenarios) against repro built with ASan+UBSan in $(ASAN_DIR); the test
+# programs stay plain. repro built so aborts at any sanitizer report, a leak
+# at exit included (cli/sanitizer_options.cc), which fails the test that ran
+# it; the report is in that test's output or in the *.err files of its kept
+# work directory.
+test-sanitize: setup
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DREPRO_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_DIR) -j $(JOBS)
+	@echo "== end-to-end tests against repro built with ASan+UBSan"
+	@cd $(ASAN_DIR) && (ctest -L e2e -j $(JOBS) --output-on-failure >ctest-sanitize.log 2>&1 \
+	    || (cat ctest-sanitize.log; exit 1)) && tail -n 3 ctest-sanitize.log
 
 # Seeds: tests/fuzz/seeds (made by make_fuzz_seeds) and tests/fuzz/corpus,
 # what a long run found, kept small: after a run of FUZZ_SECONDS=600 or more,

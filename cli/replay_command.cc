@@ -29,7 +29,10 @@ class ReplayCommand : public Command {
     sub->footer(
         "The program's output is printed from the trace; nothing outside the replay is\n"
         "touched. repro exits with the program's recorded status, or 75 with a\n"
-        "divergence report if the program stops following the trace.");
+        "divergence report if the program stops following the trace.\n"
+        "The program runs with no network and the file system read-only (but replay's\n"
+        "scratch directory) where the host allows it (see 'repro doctor');\n"
+        "REPRO_REPLAY_ISOLATION=auto|namespace|off in the environment chooses.");
   }
 
   int run() override {

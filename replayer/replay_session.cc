@@ -107,6 +107,7 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::open(const ReplayOptions& 
   std::unique_ptr<ReplaySession> session(
       new ReplaySession(options, std::move(reader), std::move(paths)));
   REPRO_RETURN_IF_ERROR(session->choose_tsc_handling());
+  REPRO_RETURN_IF_ERROR(session->choose_isolation());
   return session;
 }
 
@@ -468,6 +469,10 @@ Status ReplaySession::start() {
   spawn.ptrace_options = kPtraceOptions;
   bool trap_rdtsc = trap_rdtsc_;
   spawn.before_exec = [trap_rdtsc] { return seccomp::install_trace_filter(trap_rdtsc); };
+  os::IsolationFailure isolation_failure;
+  spawn.isolate = isolation_ != os::IsolationRequest::kOff;
+  spawn.writable_dir = exec_paths_.dir();
+  spawn.isolation_failure = &isolation_failure;
   REPRO_ASSIGN_OR_RETURN(pid_t pid, os::spawn_traced(spawn));
   root_pid_ = pid;
 
@@ -478,6 +483,7 @@ Status ReplaySession::start() {
   t.recorded_tid = first.recorded_tid;
   t.where = ReplayThread::Where::kParked;
   threads_[t.index] = t;
+  REPRO_RETURN_IF_ERROR(check_isolation(isolation_failure));
 
   REPRO_RETURN_IF_ERROR(restore_exec_state(threads_[t.index], exec));
   return scan_new_code(threads_[t.index], 0, UINT64_MAX);

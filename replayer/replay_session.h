@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "core/base/status.h"
 #include "core/format/event.h"
 #include "core/format/trace_reader.h"
+#include "core/os/isolation.h"
 #include "core/os/proc_maps.h"
 #include "core/patch/conditional_trap.h"
 #include "core/patch/instruction.h"
@@ -85,6 +87,15 @@ class ReplaySession {
   /// lists, or find and patch them itself (trace_dir's header, REPRO_TSC,
   /// and whether this host can trap rdtsc).
   Status choose_tsc_handling();
+  /// Whether the program runs isolated (REPRO_REPLAY_ISOLATION), and the
+  /// test hook REPRO_REPLAY_EXECUTE_FOR_REAL (replay_isolation.cc).
+  Status choose_isolation();
+  /// After the spawn: warns that isolation is off or not enforced here, or
+  /// fails if REPRO_REPLAY_ISOLATION=namespace asked for it.
+  Status check_isolation(const os::IsolationFailure& failure);
+  /// The test hook: runs the syscall for real, as an emulation bug would,
+  /// and diverges if its result is not the recorded one.
+  Status execute_for_real(ReplayThread& t, const format::Event& event);
   Status start();
   /// Pins repro (and so the program it starts) to the recording's CPU.
   void pin_like_the_recording(int recorded_cpu);
@@ -249,6 +260,8 @@ class ReplaySession {
   patch::RdtscPatcher patcher_;
   bool trap_rdtsc_ = true;        // rdtsc faults (PR_SET_TSC) in the replayed program
   bool scan_for_rdtsc_ = false;   // replay finds and patches rdtsc sites itself
+  os::IsolationRequest isolation_ = os::IsolationRequest::kAuto;
+  std::set<int> execute_for_real_;  // syscall numbers of REPRO_REPLAY_EXECUTE_FOR_REAL
   std::string mapped_path_;    // path of the last kMappedFile event
   int64_t mapped_offset_ = 0;  // and its result (address, or file offset of a write)
   // For memory divergence reports (preemption_finder.cc): the page copies

@@ -7,6 +7,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/perf_event.h>
+#include <netinet/in.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/personality.h>
@@ -14,6 +15,8 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
+#include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -671,6 +674,46 @@ CpuInfo probe_cpu() {
     cpu.brand = cpuid_string(brand, 12);
   }
   return cpu;
+}
+
+Result<ReplayIsolationProbe> probe_replay_isolation() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return Status::from_errno(errno, "pipe (host probe)");
+  }
+  ScopedFd read_end(fds[0]);
+  ScopedFd write_end(fds[1]);
+  const int out = write_end.get();
+  REPRO_ASSIGN_OR_RETURN(int end, run_in_child([out] {
+                           ReplayIsolationProbe found;
+                           found.failure = isolate_process(nullptr);
+                           if (!found.failure.failed()) {
+                             struct statvfs fs;
+                             found.read_only =
+                                 statvfs("/", &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+                             int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                             sockaddr_in addr = {};
+                             addr.sin_family = AF_INET;
+                             addr.sin_port = htons(9);  // discard; nothing need listen
+                             addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                             found.network_unreachable =
+                                 sock >= 0 &&
+                                 connect(sock, reinterpret_cast<sockaddr*>(&addr),
+                                         sizeof addr) != 0 &&
+                                 errno == ENETUNREACH;
+                           }
+                           // `failure.step` is a static string: valid in the parent too.
+                           return write(out, &found, sizeof found) == sizeof found ? kWorked
+                                                                                   : failed_call();
+                         }));
+  if (end != kWorked) {
+    return unexpected_end("replay isolation", end);
+  }
+  ReplayIsolationProbe probe;
+  if (read(read_end.get(), &probe, sizeof probe) != sizeof probe) {
+    return Status::error(StatusCode::kIoError, "the replay isolation probe child reported nothing");
+  }
+  return probe;
 }
 
 Result<KernelInfo> probe_kernel() {

@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "core/base/status.h"
+#include "core/os/isolation.h"
 
 namespace repro::os {
 
@@ -159,6 +160,18 @@ struct CpuPinningProbe {
 /// sched_getaffinity here, sched_setaffinity to one allowed CPU in a child.
 /// Errors: io_error (fork failed, the child did not finish in time).
 Result<CpuPinningProbe> probe_cpu_pinning();
+
+/// Whether replay can isolate the program it runs (isolation.h).
+struct ReplayIsolationProbe {
+  IsolationFailure failure;          // the call that failed; clear if none
+  bool read_only = false;            // statvfs("/") then reports ST_RDONLY
+  bool network_unreachable = false;  // connecting to 127.0.0.1 then fails with ENETUNREACH
+  bool works() const { return !failure.failed() && read_only && network_unreachable; }
+};
+
+/// A child isolates itself as replay does, then checks that it worked.
+/// Errors: io_error (pipe or fork failed, the child did not finish in time).
+Result<ReplayIsolationProbe> probe_replay_isolation();
 
 /// The processor, from cpuid (and xgetbv). Same family/model decoding as
 /// format::current_cpu_identity(), which the trace header records.

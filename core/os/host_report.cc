@@ -276,6 +276,33 @@ HostCheck assess_cpu_pinning(const Result<CpuPinningProbe>& probe) {
   return make_check(kName, true, CheckStatus::kDegraded, found, unpinned, phrase);
 }
 
+HostCheck assess_replay_isolation(const Result<ReplayIsolationProbe>& probe) {
+  constexpr const char* kName = "replay-isolation";
+  const char* unguarded =
+      "not needed: replay runs the program unisolated, and only emulation keeps it from the "
+      "network and the file system";
+  if (!probe.is_ok()) {
+    return make_check(kName, false, CheckStatus::kDegraded, probe_failed(probe.status()),
+                      unguarded);
+  }
+  if (probe->works()) {
+    return make_check(kName, false, CheckStatus::kOk,
+                      "a child entered new network and mount namespaces: / read-only, "
+                      "127.0.0.1 unreachable",
+                      "replay runs the program with no network and the file system read-only "
+                      "(but its scratch directory)");
+  }
+  std::string found;
+  if (probe->failure.failed()) {
+    found = fmt::format("{}: {}", probe->failure.step, errno_text(probe->failure.errnum));
+  } else if (!probe->read_only) {
+    found = "the namespaces were made, but / was still writable";
+  } else {
+    found = "the namespaces were made, but 127.0.0.1 was still reachable";
+  }
+  return make_check(kName, false, CheckStatus::kDegraded, found, unguarded);
+}
+
 }  // namespace
 
 HostFacts probe_host() {
@@ -290,6 +317,7 @@ HostFacts probe_host() {
       .perf_counters = probe_perf_counters(),
       .debug_registers = probe_debug_registers(),
       .cpu_pinning = probe_cpu_pinning(),
+      .replay_isolation = probe_replay_isolation(),
       .cpu = probe_cpu(),
       .kernel = probe_kernel(),
   };
@@ -325,6 +353,7 @@ std::vector<HostCheck> assess_host(const HostFacts& facts, TscMode tsc_mode) {
       assess_perf_counters(facts.perf_counters),
       assess_debug_registers(facts.debug_registers),
       assess_cpu_pinning(facts.cpu_pinning),
+      assess_replay_isolation(facts.replay_isolation),
   };
 }
 

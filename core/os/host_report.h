@@ -40,6 +40,7 @@ struct HostFacts {
   PerfCounterProbe perf_counters;
   Result<DebugRegisterProbe> debug_registers;
   Result<CpuPinningProbe> cpu_pinning;
+  Result<ReplayIsolationProbe> replay_isolation;
   CpuInfo cpu;
   Result<KernelInfo> kernel;
 };
@@ -80,7 +81,8 @@ TscMode choose_tsc_mode(const Result<TscTrapProbe>& tsc, TscRequest request);
 
 /// One check per capability, in a fixed order: ptrace, seccomp-inherited,
 /// seccomp-trace, seccomp-user-notif, disable-aslr, rdtsc-trap,
-/// cpuid-faulting, perf-counters, hw-breakpoints, cpu-pinning.
+/// cpuid-faulting, perf-counters, hw-breakpoints, cpu-pinning,
+/// replay-isolation.
 std::vector<HostCheck> assess_host(const HostFacts& facts, TscMode tsc_mode);
 
 /// True if no needed check is MISSING.

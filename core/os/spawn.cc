@@ -74,6 +74,23 @@ Result<pid_t> spawn_traced(const SpawnOptions& options) {
   if (pipe2(error_pipe, O_CLOEXEC) != 0) {
     return Status::from_errno(errno, "creating a pipe");
   }
+  // The child's IsolationFailure, if isolating failed; closed by its exec.
+  // (Its `step` points at a static string: the same address in the parent.)
+  int isolation_pipe[2] = {-1, -1};
+  if (options.isolate && pipe2(isolation_pipe, O_CLOEXEC) != 0) {
+    int saved = errno;
+    close(error_pipe[0]);
+    close(error_pipe[1]);
+    return Status::from_errno(saved, "creating a pipe");
+  }
+  auto close_isolation_pipe = [&] {
+    for (int& fd : isolation_pipe) {
+      if (fd >= 0) {
+        close(fd);
+        fd = -1;
+      }
+    }
+  };
   std::vector<char*> argv = to_c_strings(options.argv);
   std::vector<char*> envp = to_c_strings(options.env);
 
@@ -82,6 +99,7 @@ Result<pid_t> spawn_traced(const SpawnOptions& options) {
     int saved = errno;
     close(error_pipe[0]);
     close(error_pipe[1]);
+    close_isolation_pipe();
     return Status::from_errno(saved, "fork");
   }
   if (pid == 0) {
@@ -99,6 +117,14 @@ Result<pid_t> spawn_traced(const SpawnOptions& options) {
     if (personality(ADDR_NO_RANDOMIZE) == -1) {
       child_fail(error_pipe[1], errno);
     }
+    if (options.isolate) {
+      // Before the chdir: a working directory taken before the scratch
+      // directory's bind mount would stay on the read-only mount below it.
+      IsolationFailure failure = isolate_process(options.writable_dir.c_str());
+      if (failure.failed()) {
+        (void)!write(isolation_pipe[1], &failure, sizeof failure);
+      }
+    }
     if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) {
       child_fail(error_pipe[1], errno);
     }
@@ -112,10 +138,15 @@ Result<pid_t> spawn_traced(const SpawnOptions& options) {
     child_fail(error_pipe[1], errno);
   }
   close(error_pipe[1]);
+  if (options.isolate) {
+    close(isolation_pipe[1]);
+    isolation_pipe[1] = -1;
+  }
   auto kill_child = [&](Status status) -> Status {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, __WALL);
     close(error_pipe[0]);
+    close_isolation_pipe();
     return status;
   };
 
@@ -140,6 +171,7 @@ Result<pid_t> spawn_traced(const SpawnOptions& options) {
       int child_errno = 0;
       ssize_t n = read(error_pipe[0], &child_errno, sizeof child_errno);
       close(error_pipe[0]);
+      close_isolation_pipe();
       if (n == sizeof child_errno) {
         return Status::error(StatusCode::kNotFound,
                              fmt::format("cannot execute '{}': {}", options.exe_path,
@@ -157,6 +189,15 @@ Result<pid_t> spawn_traced(const SpawnOptions& options) {
     ptrace(PTRACE_CONT, pid, nullptr, pass_signal ? signal : 0);
   }
   close(error_pipe[0]);
+  if (options.isolate) {
+    // The child wrote before its exec, which closed the pipe: one read gets
+    // the failure or end of file (isolated).
+    IsolationFailure failure;
+    *options.isolation_failure =
+        read(isolation_pipe[0], &failure, sizeof failure) == sizeof failure ? failure
+                                                                            : IsolationFailure{};
+    close_isolation_pipe();
+  }
   return pid;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/os/isolation.h"
 
 namespace repro::os {
 
@@ -26,6 +27,13 @@ struct SpawnOptions {
   /// Runs in the child after it stopped and was seized, right before
   /// execve. Returns errno-style 0 on success; a nonzero value aborts.
   std::function<int()> before_exec;
+  /// Replay: the child isolates itself before it stops (isolate_process()
+  /// of isolation.h), keeping `writable_dir` writable. Where the host
+  /// refuses, the program runs without and `*isolation_failure` (required
+  /// with `isolate`) says which call failed; it is left clear otherwise.
+  bool isolate = false;
+  std::string writable_dir;
+  IsolationFailure* isolation_failure = nullptr;
 };
 
 /// Returns the pid of the child, stopped at its first exec event. Errors:

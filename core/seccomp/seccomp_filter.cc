@@ -14,10 +14,6 @@ int install_trace_filter(bool trap_rdtsc) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return errno;
   }
-  // rdtsc and rdtscp now fault with SIGSEGV; the tracer emulates them.
-  if (trap_rdtsc && prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) {
-    return errno;
-  }
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRACE(0));
   if (ctx == nullptr) {
     return ENOMEM;
@@ -39,7 +35,18 @@ int install_trace_filter(bool trap_rdtsc) {
     rc = seccomp_load(ctx);
   }
   seccomp_release(ctx);
-  return rc < 0 ? -rc : rc;
+  if (rc != 0) {
+    return rc < 0 ? -rc : rc;
+  }
+  // rdtsc and rdtscp now fault with SIGSEGV; the tracer emulates them.
+  // Last, right before the caller's execve: from here on, reading the clock
+  // through the vDSO faults too, and libseccomp's allocations may do that
+  // (AddressSanitizer's allocator does). This prctl is traced by the new
+  // filter; spawn_traced() lets such stops run.
+  if (trap_rdtsc && prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0) {
+    return errno;
+  }
+  return 0;
 }
 
 }  // namespace repro::seccomp

@@ -39,6 +39,8 @@ repro_scenario_program(scenario_deadlock deadlock_program.c)
 target_link_libraries(scenario_deadlock PRIVATE Threads::Threads)
 repro_scenario_program(scenario_exec_mount_namespace exec_mount_namespace_program.c)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
+# replay_isolation_enforced: a host where unshare is refused.
+repro_scenario_program(scenario_deny_unshare deny_unshare.c)
 repro_scenario_program(scenario_hunt_window hunt_window_program.c)
 target_link_libraries(scenario_hunt_window PRIVATE Threads::Threads)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)
@@ -87,6 +89,7 @@ set(REPRO_SCENARIOS
   "real_xz 600"
   "replay_after_files_deleted 120"
   "replay_from_noexec_mount 300"
+  "replay_isolation_enforced 120"
   "replay_stop_at 120"
   "sched_yield_turns 300"
   "setuid_program 120"

@@ -22,6 +22,9 @@ HostFacts healthy_host() {
   pinning.allowed_cpus = 2;
   pinning.target_cpu = 1;
   pinning.pinned = true;
+  ReplayIsolationProbe isolation;
+  isolation.read_only = true;
+  isolation.network_unreachable = true;
   SeccompTraceProbe trace;
   trace.trace_stop_seen = true;
   AslrProbe aslr;
@@ -37,6 +40,7 @@ HostFacts healthy_host() {
       .perf_counters = PerfCounterProbe{},
       .debug_registers = debug,
       .cpu_pinning = pinning,
+      .replay_isolation = isolation,
       .cpu = CpuInfo{},
       .kernel = KernelInfo{"6.1.0", "#1", "x86_64"},
   };
@@ -54,7 +58,7 @@ const HostCheck& find(const std::vector<HostCheck>& checks, const std::string& n
 
 TEST_CASE("a host where every probe worked gets every check ok and works", "[os][host]") {
   std::vector<HostCheck> checks = assess_host(healthy_host(), TscMode::kTrap);
-  REQUIRE(checks.size() == 10);
+  REQUIRE(checks.size() == 11);
   for (const HostCheck& check : checks) {
     CHECK(check.status == CheckStatus::kOk);
     CHECK(check.verdict_phrase.empty());
@@ -140,6 +144,28 @@ TEST_CASE("a probe that could not run is reported as not working, with its error
   CHECK(find(checks, "cpu-pinning").status == CheckStatus::kDegraded);
   CHECK(verdict(checks) ==
         "repro cannot record here: address-space randomisation cannot be turned off");
+}
+
+TEST_CASE("replay isolation refused is degraded, names the call, and does not stop recording",
+          "[os][host]") {
+  HostFacts facts = healthy_host();
+  ReplayIsolationProbe isolation;
+  isolation.failure = {"unshare(CLONE_NEWUSER|CLONE_NEWNET|CLONE_NEWNS)", EPERM};
+  facts.replay_isolation = isolation;
+  std::vector<HostCheck> checks = assess_host(facts, TscMode::kTrap);
+  const HostCheck& check = find(checks, "replay-isolation");
+  CHECK(check.status == CheckStatus::kDegraded);
+  CHECK_FALSE(check.needed);
+  CHECK(check.found.find("unshare(CLONE_NEWUSER") != std::string::npos);
+  CHECK(check.found.find("EPERM") != std::string::npos);
+  CHECK(verdict(checks) == "repro works here");
+
+  isolation = ReplayIsolationProbe{};
+  isolation.network_unreachable = true;  // namespaces made, but / still writable
+  facts.replay_isolation = isolation;
+  checks = assess_host(facts, TscMode::kTrap);
+  CHECK(find(checks, "replay-isolation").status == CheckStatus::kDegraded);
+  CHECK(find(checks, "replay-isolation").found.find("writable") != std::string::npos);
 }
 
 TEST_CASE("seccomp status lines are parsed, and absent ones stay -1", "[os][host]") {
