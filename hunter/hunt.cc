@@ -76,7 +76,10 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     return Status::error(StatusCode::kInvalidArgument, "no program to hunt");
   }
   std::error_code ec;
-  std::filesystem::create_directories(options.out_dir, ec);
+  if (std::filesystem::create_directories(options.out_dir, ec)) {
+    // Made here: private, like the traces it will hold (an existing one is left as it is).
+    std::filesystem::permissions(options.out_dir, std::filesystem::perms::owner_all, ec);
+  }
   if (ec) {
     return Status::error(StatusCode::kIoError,
                          fmt::format("creating {}: {}", options.out_dir, ec.message()));

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <sys/syscall.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -233,6 +234,10 @@ Result<ShrinkOutcome> shrink(const ShrinkOptions& options) {
   REPRO_ASSIGN_OR_RETURN(outcome.racing_pair, racing_pair(options, final_trace, *wanted));
   if (!outcome.racing_pair.empty()) {
     std::ofstream(options.trace + ".race") << outcome.racing_pair;
+    std::error_code ec;  // as private as the trace it names places in
+    std::filesystem::permissions(options.trace + ".race", std::filesystem::perms::owner_read |
+                                                              std::filesystem::perms::owner_write,
+                                 ec);
   }
   return outcome;
 }

@@ -199,15 +199,21 @@ Status get_bytes_list(const Json& object, const std::string& key, std::vector<st
   return Status::ok();
 }
 
+// The array at `key`: nullptr when absent, an error when not an array.
+Result<const Json*> find_optional_array(const Json& object, const std::string& key) {
+  const Json* value = find_field(object, key);
+  if (value != nullptr && !value->is_array()) {
+    return field_error(key, "is not an array");
+  }
+  return value;
+}
+
 // An optional array of 32-bit numbers: empty when absent.
 Status get_optional_u32_list(const Json& object, const std::string& key, std::vector<uint32_t>* out) {
   out->clear();
-  const Json* value = find_field(object, key);
+  REPRO_ASSIGN_OR_RETURN(const Json* value, find_optional_array(object, key));
   if (value == nullptr) {
     return Status::ok();
-  }
-  if (!value->is_array()) {
-    return field_error(key, "is not an array");
   }
   for (const Json& item : *value) {
     if (!item.is_number_unsigned() || item.get<uint64_t>() > UINT32_MAX) {
@@ -225,12 +231,9 @@ constexpr uint64_t kMaxArgStringBytes = 32 * 4096;
 Status get_redacted_env(const Json& object, std::vector<RedactedVariable>* out) {
   const std::string key = "redacted_env";
   out->clear();
-  const Json* value = find_field(object, key);
+  REPRO_ASSIGN_OR_RETURN(const Json* value, find_optional_array(object, key));
   if (value == nullptr) {
     return Status::ok();
-  }
-  if (!value->is_array()) {
-    return field_error(key, "is not an array");
   }
   for (size_t i = 0; i < value->size(); ++i) {
     const Json& item = (*value)[i];
