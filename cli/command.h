@@ -26,5 +26,6 @@ std::unique_ptr<Command> make_replay_command();
 std::unique_ptr<Command> make_doctor_command();
 std::unique_ptr<Command> make_hunt_command();
 std::unique_ptr<Command> make_ci_command();
+std::unique_ptr<Command> make_bench_command();
 
 }  // namespace repro::cli

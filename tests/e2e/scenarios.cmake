@@ -62,6 +62,7 @@ repro_scenario_program(scenario_unknown_effects unknown_effects_program.c)
 set(REPRO_SCENARIOS
   "asan_leak_report 300"
   "bad_input 300"
+  "bench_command 300"
   "chaos_same_schedule 300"
   "ci 600"
   "damaged_file_copies 120"
