@@ -1,13 +1,21 @@
-// `repro dump [TRACE]`: prints a trace's header and its events, one per line.
+// `repro dump [--json] [--thread T] [--from E] [--to E] [--syscall NAME,...]
+// [TRACE]`: prints a trace's header and its events, one per line.
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "cli/command.h"
+#include "cli/event_json.h"
 #include "cli/event_printer.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_location.h"
 #include "core/format/trace_reader.h"
+#include "core/syscalls/syscall_table.h"
 
 namespace repro::cli {
 namespace {
@@ -48,9 +56,48 @@ class DumpCommand : public Command {
   void declare(CLI::App* sub) override {
     sub->add_option("trace", trace_, "trace directory (default: the latest trace)");
     sub->add_flag("--header-only", header_only_, "print only the header");
+    sub->add_flag("--json", json_,
+                  "one JSON object per line: the header, then each event with every field "
+                  "its kind uses");
+    sub->add_option("--thread", threads_, "only the events of these threads (t1 is 1), repeatable")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->allow_extra_args(false);
+    sub->add_option("--from", from_, "only events from this one on (numbered as printed)");
+    sub->add_option("--to", to_, "only events up to this one");
+    sub->add_option("--syscall", syscalls_,
+                    "only syscall events of these syscalls (comma-separated names)")
+        ->delimiter(',')
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->allow_extra_args(false);
+  }
+
+  // Whether `event`, number `index`, passes the filters.
+  bool wanted(uint64_t index, const format::Event& event) const {
+    if (index < from_ || (to_ && index > *to_)) {
+      return false;
+    }
+    if (!threads_.empty() &&
+        std::find(threads_.begin(), threads_.end(), event.thread) == threads_.end()) {
+      return false;
+    }
+    if (!syscall_numbers_.empty()) {
+      bool syscall = event.kind == format::EventKind::kSyscall ||
+                     event.kind == format::EventKind::kSyscallEntered;
+      return syscall && std::find(syscall_numbers_.begin(), syscall_numbers_.end(),
+                                  event.syscall_number) != syscall_numbers_.end();
+    }
+    return true;
   }
 
   int run() override {
+    for (const std::string& name : syscalls_) {
+      const syscalls::SyscallInfo* info = syscalls::find_by_name(name);
+      if (info == nullptr) {
+        return report_error(Status::error(StatusCode::kInvalidArgument,
+                                          fmt::format("--syscall: no syscall named '{}'", name)));
+      }
+      syscall_numbers_.push_back(info->x86_64);
+    }
     auto dir = resolve_trace_dir(trace_);
     if (!dir.is_ok()) {
       return report_error(dir.status());
@@ -59,7 +106,12 @@ class DumpCommand : public Command {
     if (!reader.is_ok()) {
       return report_error(reader.status());
     }
-    print_header((*reader)->header(), (*reader)->state());
+    if (json_) {
+      fmt::print("{}\n", json_line(header_json((*reader)->header(),
+                                               (*reader)->state() == format::TraceState::kComplete)));
+    } else {
+      print_header((*reader)->header(), (*reader)->state());
+    }
     if (header_only_) {
       return kExitOk;
     }
@@ -73,7 +125,14 @@ class DumpCommand : public Command {
       if (!*more) {
         break;
       }
-      fmt::print("{}\n", describe_event(index, event));
+      if (!wanted(index, event)) {
+        continue;
+      }
+      if (json_) {
+        fmt::print("{}\n", json_line(event_json(index, event)));
+      } else {
+        fmt::print("{}\n", describe_event(index, event));
+      }
     }
     if ((*reader)->dropped_bytes() > 0) {
       fmt::print(stderr, "repro: warning: trace ends in a partial frame; {} bytes dropped\n",
@@ -85,6 +144,12 @@ class DumpCommand : public Command {
  private:
   std::string trace_;
   bool header_only_ = false;
+  bool json_ = false;
+  std::vector<uint32_t> threads_;
+  uint64_t from_ = 0;
+  std::optional<uint64_t> to_;
+  std::vector<std::string> syscalls_;
+  std::vector<int> syscall_numbers_;  // of syscalls_
 };
 
 }  // namespace

@@ -1,0 +1,142 @@
+#include "cli/event_json.h"
+
+#include <fmt/core.h>
+
+#include <csignal>
+#include <cstring>
+
+#include "core/syscalls/syscall_table.h"
+
+namespace repro::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// What of a write's bytes a JSON line shows: enough to recognise them.
+constexpr size_t kPreviewBytes = 32;
+
+std::string hex(const std::string& bytes, size_t limit) {
+  std::string text;
+  for (size_t i = 0; i < bytes.size() && i < limit; ++i) {
+    text += fmt::format("{:02x}", static_cast<unsigned char>(bytes[i]));
+  }
+  return text;
+}
+
+Json writes_json(const std::vector<format::MemoryWrite>& writes) {
+  Json list = Json::array();
+  for (const format::MemoryWrite& write : writes) {
+    list.push_back({{"address", write.address},
+                    {"bytes", write.bytes.size()},
+                    {"first_bytes_hex", hex(write.bytes, kPreviewBytes)}});
+  }
+  return list;
+}
+
+Json syscall_flags_json(uint32_t flags) {
+  Json names = Json::array();
+  const std::pair<uint32_t, const char*> known[] = {
+      {format::kSyscallEffectsUnknown, "effects-unknown"},
+      {format::kSyscallExecuted, "executed"},
+      {format::kSyscallDenied, "answered-by-repro"},
+      {format::kSyscallOutputStdout, "stdout"},
+      {format::kSyscallOutputStderr, "stderr"},
+      {format::kSyscallWritesMappedFile, "writes-mapped-file"}};
+  for (const auto& [bit, name] : known) {
+    if (flags & bit) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+Json event_json(uint64_t index, const format::Event& e) {
+  Json j = {{"index", index}, {"thread", e.thread}, {"kind", format::event_kind_name(e.kind)}};
+  switch (e.kind) {
+    case format::EventKind::kSyscall:
+    case format::EventKind::kSyscallEntered:
+      j["syscall"] = syscalls::syscall_name(e.syscall_number);
+      j["number"] = e.syscall_number;
+      j["args"] = e.args;
+      if (e.kind == format::EventKind::kSyscall) {
+        j["result"] = e.result;
+        j["flags"] = syscall_flags_json(e.syscall_flags);
+      }
+      j["writes"] = writes_json(e.writes);
+      break;
+    case format::EventKind::kSignal: {
+      const char* name = sigabbrev_np(e.signal_number);
+      j["signal"] = name != nullptr ? fmt::format("SIG{}", name) : std::to_string(e.signal_number);
+      j["number"] = e.signal_number;
+      j["synchronous"] = (e.signal_flags & format::kSignalSynchronous) != 0;
+      break;
+    }
+    case format::EventKind::kPreempt: {
+      uint64_t rip = 0;
+      if (e.registers.size() >= 17 * 8) {  // user_regs_struct: rip is the 17th field
+        std::memcpy(&rip, e.registers.data() + 16 * 8, 8);
+      }
+      j["rip"] = rip;
+      j["memory_hash"] = e.memory_hash;
+      j["pages"] = e.page_hashes.size();
+      j["page_copies"] = e.writes.size();
+      break;
+    }
+    case format::EventKind::kRdtsc:
+      j["address"] = e.address;
+      j["tsc"] = e.tsc;
+      j["tsc_aux"] = e.tsc_aux;
+      break;
+    case format::EventKind::kThreadStart:
+      j["parent_thread"] = e.parent_thread;
+      j["recorded_tid"] = e.recorded_tid;
+      j["clone_flags"] = e.clone_flags;
+      break;
+    case format::EventKind::kExec:
+      j["path"] = e.path;
+      j["content_id"] = e.content_id;
+      break;
+    case format::EventKind::kThreadExit:
+      j["wait_status"] = e.exit_status;
+      break;
+    case format::EventKind::kMappedFile:
+      j["path"] = e.path;
+      j["content_id"] = e.content_id;
+      j["address"] = e.result;
+      break;
+    case format::EventKind::kRdtscPatch:
+      j["path"] = e.path;
+      j["sites"] = writes_json(e.writes);
+      break;
+    case format::EventKind::kSyscallBatch:
+      j["bytes"] = e.data.size();
+      break;
+    case format::EventKind::kDeadlock:
+      j["report"] = e.data;
+      break;
+  }
+  return j;
+}
+
+std::string json_line(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Json header_json(const format::TraceHeader& h, bool complete) {
+  return {{"kind", "header"},
+          {"format_version", h.format_version},
+          {"complete", complete},
+          {"arch", h.arch},
+          {"kernel", h.kernel_release},
+          {"repro_version", h.repro_version},
+          {"exe", h.exe_path},
+          {"argv", h.argv},
+          {"cwd", h.cwd},
+          {"seed", h.seed},
+          {"scheduler", h.scheduler.policy},
+          {"tsc_mode", format::tsc_mode_name(h.tsc_mode)}};
+}
+
+}  // namespace repro::cli
