@@ -60,15 +60,9 @@ std::string RecordSession::backtrace_of(Thread& t) {
     if (ptrace(PTRACE_INTERRUPT, t.tid, nullptr, nullptr) != 0) {
       return "  (no backtrace: the thread is gone)\n";
     }
-    auto deadline = std::chrono::steady_clock::now() + kInterruptLimit;
-    int status = 0;
-    pid_t got = 0;
-    while ((got = waitpid(t.tid, &status, __WALL | WNOHANG)) == 0 &&
-           std::chrono::steady_clock::now() < deadline) {
-      timespec pause{0, 1000 * 1000};
-      nanosleep(&pause, nullptr);
-    }
-    if (got != t.tid || !WIFSTOPPED(status)) {
+    std::optional<int> status =
+        os::wait_for_stop_until(t.tid, std::chrono::steady_clock::now() + kInterruptLimit);
+    if (!status || !WIFSTOPPED(*status)) {
       return "  (no backtrace: the thread did not stop)\n";
     }
   }
@@ -83,10 +77,7 @@ Result<bool> RecordSession::end_if_deadlocked() {
   }
   // Examined once per quiet spell: only a stop can change the answer.
   deadlock_checked_ = true;
-  std::set<pid_t> processes;
-  for (const auto& [tid, t] : threads_) {
-    processes.insert(t->pid);
-  }
+  std::set<pid_t> processes = live_processes();
   std::vector<std::pair<Thread*, std::string>> waits;
   for (const auto& [tid, t] : threads_) {
     if (t->state == Thread::State::kEmulatedStop) {

@@ -30,18 +30,10 @@ std::string process_name(pid_t pid) {
   return std::getline(comm, name) ? name : "?";
 }
 
-std::set<pid_t> processes_of(const auto& threads) {
-  std::set<pid_t> processes;
-  for (const auto& [tid, t] : threads) {
-    processes.insert(t->pid);
-  }
-  return processes;
-}
-
 }  // namespace
 
 void RecordSession::on_root_gone() {
-  std::set<pid_t> processes = processes_of(threads_);
+  std::set<pid_t> processes = live_processes();
   if (processes.empty() || control_signals_ >= 2 || !deadlock_report_.empty()) {
     return;  // none left, or all of them being killed already (interrupted, deadlocked)
   }
@@ -80,7 +72,7 @@ void RecordSession::stop_leftovers_if_due(bool immediately) {
   if (!immediately && !all_stopped && !lingered) {
     return;
   }
-  std::set<pid_t> processes = processes_of(threads_);
+  std::set<pid_t> processes = live_processes();
   leftovers_stopped_ = processes.size();
   if (options_.on_notice) {
     options_.on_notice(fmt::format("stopping {} the program left running (SIGKILL){}",

@@ -256,6 +256,14 @@ Status RecordSession::begin(pid_t pid, const std::string& exe_path) {
   return Status::ok();
 }
 
+std::set<pid_t> RecordSession::live_processes() const {
+  std::set<pid_t> processes;
+  for (const auto& [tid, t] : threads_) {
+    processes.insert(t->pid);
+  }
+  return processes;
+}
+
 Status RecordSession::log(const format::Event& event) {
   forget_page_copies(event);
   Status status = writer_->append(event);

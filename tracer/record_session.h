@@ -313,6 +313,8 @@ class RecordSession {
 
   Status log(const format::Event& event);
   Thread* find(pid_t tid);
+  /// The processes (thread group ids) of the threads being recorded.
+  std::set<pid_t> live_processes() const;
   Status handle_control_signal(int signal);
   void kill_all();
 

@@ -130,16 +130,10 @@ bool RecordSession::hold_back_wakeup(pid_t tid, int status) {
   if (state == 'S' || state == 'D') {
     return false;
   }
-  auto deadline = std::chrono::steady_clock::now() + kWakeLimit;
-  int current_status = 0;
-  pid_t got = 0;
-  while ((got = waitpid(current_, &current_status, __WALL | WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() < deadline) {
-    timespec pause{0, 20 * 1000};
-    nanosleep(&pause, nullptr);
-  }
-  if (got == current_) {
-    deferred_stops_.emplace_back(current_, current_status);
+  std::optional<int> current_status =
+      os::wait_for_stop_until(current_, std::chrono::steady_clock::now() + kWakeLimit);
+  if (current_status) {
+    deferred_stops_.emplace_back(current_, *current_status);
   }
   deferred_stops_.emplace_back(tid, status);
   return true;

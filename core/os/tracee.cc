@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -27,6 +29,21 @@ char scheduler_state(pid_t tid) {
   // "pid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it.
   const char* close = strrchr(text, ')');
   return close != nullptr && close[1] == ' ' ? close[2] : 0;
+}
+
+std::optional<int> wait_for_stop_until(pid_t tid, std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    int status = 0;
+    pid_t got = waitpid(tid, &status, __WALL | WNOHANG);
+    if (got == tid) {
+      return status;
+    }
+    if (got < 0 || std::chrono::steady_clock::now() >= deadline) {
+      return std::nullopt;
+    }
+    timespec pause{0, 20 * 1000};
+    nanosleep(&pause, nullptr);
+  }
 }
 
 Status ptrace_error(int errnum, const char* what, pid_t tid) {

@@ -12,7 +12,9 @@
 #include <sys/user.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/base/status.h"
@@ -83,6 +85,11 @@ Result<bool> has_deliverable_signal(pid_t tid);
 /// The scheduler state of a thread (/proc/TID/stat, field 3): 'R', 'S',
 /// 'D', 't', ...; 0 if it cannot be read (the thread is gone).
 char scheduler_state(pid_t tid);
+
+/// Waits for thread `tid` (a tracee of the caller) to report a stop or its
+/// end, until `deadline`, giving it the CPU meanwhile (it may share ours):
+/// its raw wait status, or nullopt if none came (or it is not our tracee).
+std::optional<int> wait_for_stop_until(pid_t tid, std::chrono::steady_clock::time_point deadline);
 
 /// Status for a failed ptrace call: kTraceeDied for ESRCH, io_error otherwise.
 Status ptrace_error(int errnum, const char* what, pid_t tid);
