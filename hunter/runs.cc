@@ -16,16 +16,9 @@ extern char** environ;
 namespace repro::hunter {
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The first line of a run's stderr file that starts with `prefix`, or "".
 std::string line_starting(const std::string& err_file, const std::string& prefix) {
-  std::istringstream lines(read_all(err_file));
+  std::istringstream lines(read_file(err_file));
   for (std::string line; std::getline(lines, line);) {
     if (line.starts_with(prefix)) {
       return line;
@@ -36,8 +29,8 @@ std::string line_starting(const std::string& err_file, const std::string& prefix
 
 // The program's output in a run's files: repro's own lines left out.
 std::string program_output(const std::string& out, const std::string& err) {
-  std::string output = read_all(out);
-  std::istringstream lines(read_all(err));
+  std::string output = read_file(out);
+  std::istringstream lines(read_file(err));
   for (std::string line; std::getline(lines, line);) {
     if (!line.starts_with("repro: ")) {
       output += line + "\n";
@@ -55,6 +48,13 @@ std::string join_numbers(const std::set<uint32_t>& numbers) {
 }
 
 }  // namespace
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 int shell_status(int wait_status) {
   if (WIFEXITED(wait_status)) {

@@ -51,6 +51,9 @@ std::string repro_error(const std::string& err_file);
 /// in its stderr file; false if it said nothing of the kind.
 bool chaos_decisions(const std::string& err_file, uint32_t* changes, uint32_t* starvations);
 
+/// The whole of a file written by a run ("" if it cannot be read).
+std::string read_file(const std::string& path);
+
 /// Removes DIR, DIR.out and DIR.err.
 void remove_run(const std::string& dir);
 

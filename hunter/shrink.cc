@@ -120,11 +120,9 @@ Result<std::string> stopped_replay(const std::string& repro_path, const std::str
                                               std::to_string(event), trace},
                                              files + ".out", files + ".err"));
   REPRO_RETURN_IF_ERROR(wait_for(replay).status());
-  std::ifstream in(files + ".err");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text = read_file(files + ".err");
   remove_run(files);
-  return text.str();
+  return text;
 }
 
 Result<std::string> racing_pair(const ShrinkOptions& options, const std::string& trace,
