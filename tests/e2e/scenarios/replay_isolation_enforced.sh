@@ -40,11 +40,12 @@ wait_for 10 eval '[ "$(connections)" -eq 1 ]' ||
   fail "the server did not see the recorded connection: $(cat server.log)"
 rm out/file
 
-# A host that refuses the namespaces: replay goes on, and says so once.
+# A host that refuses the namespaces: replay (in the default mode, auto,
+# whatever the caller set) goes on, and says so once.
 bounded 60 "$deny_unshare" "$repro" doctor >doctor-denied.out 2>&1
 grep -q '^DEGRADED  *replay-isolation  *unshare(.*EPERM' doctor-denied.out ||
   fail "doctor does not see that unshare is refused: $(grep replay-isolation doctor-denied.out)"
-bounded 60 "$deny_unshare" "$repro" replay trace >denied.out 2>denied.err
+REPRO_REPLAY_ISOLATION=auto bounded 60 "$deny_unshare" "$repro" replay trace >denied.out 2>denied.err
 [ $? -eq 0 ] || fail "replay where unshare is refused failed: $(tail -n 5 denied.err)"
 cmp -s record.out denied.out || fail "replay where unshare is refused printed other output"
 [ "$(grep -c '^repro: warning: replay isolation is not enforced here (unshare(.*): Operation not permitted)' denied.err)" -eq 1 ] ||
