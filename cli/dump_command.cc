@@ -106,6 +106,7 @@ class DumpCommand : public Command {
     if (!reader.is_ok()) {
       return report_error(reader.status());
     }
+    (*reader)->tolerate_missing_file_copies();  // dump shows the events even so
     if (json_) {
       fmt::print("{}\n", json_line(header_json((*reader)->header(),
                                                (*reader)->state() == format::TraceState::kComplete)));

@@ -41,7 +41,10 @@ Json syscall_flags_json(uint32_t flags) {
       {format::kSyscallDenied, "answered-by-repro"},
       {format::kSyscallOutputStdout, "stdout"},
       {format::kSyscallOutputStderr, "stderr"},
-      {format::kSyscallWritesMappedFile, "writes-mapped-file"}};
+      {format::kSyscallWritesMappedFile, "writes-mapped-file"},
+      {format::kSyscallReadsFileCopy, "reads-file-copy"},
+      {format::kSyscallFeedsPipe, "feeds-pipe"},
+      {format::kSyscallReadsPipe, "reads-pipe"}};
   for (const auto& [bit, name] : known) {
     if (flags & bit) {
       names.push_back(name);
@@ -63,6 +66,15 @@ Json event_json(uint64_t index, const format::Event& e) {
       if (e.kind == format::EventKind::kSyscall) {
         j["result"] = e.result;
         j["flags"] = syscall_flags_json(e.syscall_flags);
+        if (e.syscall_flags & format::kSyscallReadsFileCopy) {
+          j["file_copy"] = {{"content_id", e.content_id}, {"offset", e.file_offset}};
+        }
+        if (e.syscall_flags & (format::kSyscallFeedsPipe | format::kSyscallReadsPipe)) {
+          j["pipe"] = {{"id", e.pipe_id}};
+        }
+        if (e.syscall_flags & format::kSyscallReadsPipe) {
+          j["pipe"]["position"] = e.file_offset;
+        }
       }
       j["writes"] = writes_json(e.writes);
       break;

@@ -47,15 +47,29 @@ std::string describe_flags(uint32_t flags) {
   return text;
 }
 
+// Where a read's bytes are stored when they are not in the event.
+std::string describe_file_copy(const format::Event& event) {
+  if (event.syscall_flags & format::kSyscallReadsFileCopy) {
+    return fmt::format(" [from files/{} at {}]", event.content_id, event.file_offset);
+  }
+  if (event.syscall_flags & format::kSyscallReadsPipe) {
+    return fmt::format(" [from pipe {} at {}]", event.pipe_id, event.file_offset);
+  }
+  if (event.syscall_flags & format::kSyscallFeedsPipe) {
+    return fmt::format(" [feeds pipe {}]", event.pipe_id);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string describe_event(uint64_t index, const format::Event& e) {
   std::string head = fmt::format("#{} t{} {}", index, e.thread, format::event_kind_name(e.kind));
   switch (e.kind) {
     case format::EventKind::kSyscall:
-      return fmt::format("{} {}({}) = {}{}{}", head, syscalls::syscall_name(e.syscall_number),
+      return fmt::format("{} {}({}) = {}{}{}{}", head, syscalls::syscall_name(e.syscall_number),
                          describe_args(e), e.result, describe_writes(e),
-                         describe_flags(e.syscall_flags));
+                         describe_flags(e.syscall_flags), describe_file_copy(e));
     case format::EventKind::kSyscallEntered:
       return fmt::format("{} {}({}){}", head, syscalls::syscall_name(e.syscall_number),
                          describe_args(e), describe_writes(e));

@@ -40,6 +40,7 @@
 #include "replayer/exec_paths.h"
 #include "replayer/mapped_files.h"
 #include "replayer/memory_difference.h"
+#include "replayer/pipe_streams.h"
 #include "replayer/replay_thread.h"
 
 namespace repro::replayer {
@@ -257,6 +258,7 @@ class ReplaySession {
   // Content id -> the verdict of checking its copy (stored_copy).
   std::map<std::string, Status> checked_copies_;
   MappedFiles mapped_files_;   // file mmaps replayed as anonymous memory, for backtraces
+  PipeStreams pipe_streams_;  // data passed through pipes, stored once (pipe_streams.h)
   patch::RdtscPatcher patcher_;
   bool trap_rdtsc_ = true;        // rdtsc faults (PR_SET_TSC) in the replayed program
   bool scan_for_rdtsc_ = false;   // replay finds and patches rdtsc sites itself

@@ -185,9 +185,14 @@ Status ReplaySession::apply_write_to_shared_file(ReplayThread& t, const format::
 }
 
 Status ReplaySession::write_recorded_memory(ReplayThread& t, const format::Event& event) {
+  // A write into a pipe: its bytes, for the reads of the pipe to come.
+  REPRO_RETURN_IF_ERROR(pipe_streams_.feed(t.tid, event));
   bool output = event.syscall_flags & (format::kSyscallOutputStdout | format::kSyscallOutputStderr);
   if (output) {
     return Status::ok();  // its "writes" are the bytes it wrote out
+  }
+  if (event.syscall_flags & format::kSyscallReadsPipe) {
+    return pipe_streams_.fill_read(t.tid, event);
   }
   for (const format::MemoryWrite& write : event.writes) {
     REPRO_RETURN_IF_ERROR(

@@ -93,7 +93,8 @@ bool is_vfork(int number, const std::array<uint64_t, 6>& args) {
 // Syscalls the recorder answers ENOSYS without running them: io_uring
 // bypasses syscall tracing; rseq lets the kernel write into the thread's
 // memory at preemptions we cannot see; clone3 has its arguments in a struct
-// (glibc falls back to clone).
+// (glibc falls back to clone). Copies into the recording's own output are
+// answered the same way (SyscallRecorder::copies_to_recording_output).
 bool is_denied(int number) {
   return number == SYS_io_uring_setup || number == SYS_rseq || number == SYS_clone3;
 }
@@ -210,6 +211,7 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
           .count());
   header.repro_version = REPRO_VERSION_TEXT;
   REPRO_ASSIGN_OR_RETURN(session->writer_, format::TraceWriter::create(options.trace_dir, header));
+  session->file_reads_ = std::make_unique<FileReadReferences>(session->writer_.get());
   if (options.chaos) {
     session->policy_ = make_chaos_policy({.seed = options.seed,
                                           .depth = options.chaos_depth,
@@ -728,7 +730,8 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
   }
 
-  if (is_denied(t.syscall_number)) {
+  if (is_denied(t.syscall_number) ||
+      recorder_.copies_to_recording_output(t.pid, t.syscall_number, t.args)) {
     regs.orig_rax = static_cast<uint64_t>(-1);  // skip it; rax is the result
     regs.rax = static_cast<uint64_t>(-ENOSYS);
     REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
@@ -1012,6 +1015,8 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     event_.syscall_flags |= format::kSyscallExecuted;
   }
   REPRO_RETURN_IF_ERROR(recorder_.capture(t.tid, t.pid, &event_));
+  file_reads_->reference(t.tid, &event_);
+  REPRO_RETURN_IF_ERROR(pipe_data_.note(t.tid, t.pid, &event_));
   if (mapped_unknown) {
     event_.syscall_flags |= format::kSyscallEffectsUnknown;
   }

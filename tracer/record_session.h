@@ -41,6 +41,8 @@
 #include "core/format/trace_writer.h"
 #include "core/patch/rdtsc_patcher.h"
 #include "tracer/deadlock.h"
+#include "tracer/file_read_references.h"
+#include "tracer/pipe_data_references.h"
 #include "tracer/output_order.h"
 #include "tracer/scheduling_policy.h"
 #include "tracer/syscall_recorder.h"
@@ -320,6 +322,8 @@ class RecordSession {
 
   RecordOptions options_;
   std::unique_ptr<format::TraceWriter> writer_;
+  std::unique_ptr<FileReadReferences> file_reads_;  // stores file reads against copies
+  PipeDataReferences pipe_data_;                     // stores data passed through pipes once
   std::unique_ptr<SchedulingPolicy> policy_;
   SyscallRecorder recorder_;
   OutputOrder output_order_;

@@ -651,28 +651,52 @@ Status SyscallRecorder::capture_keyctl_effects(pid_t tid, format::Event* event) 
   }
 }
 
-Status SyscallRecorder::capture_output(pid_t tid, pid_t pid, format::Event* event) {
-  if (event->result <= 0 || (!have_stdout_ && !have_stderr_)) {
-    return Status::ok();
+uint32_t SyscallRecorder::recording_output(pid_t pid, int fd) const {
+  if (!have_stdout_ && !have_stderr_) {
+    return 0;
   }
   struct stat st;
-  std::string fd_path = fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(event->args[0]));
+  std::string fd_path = fmt::format("/proc/{}/fd/{}", pid, fd);
   if (stat(fd_path.c_str(), &st) != 0) {
-    return Status::ok();
+    return 0;
   }
   // Bytes written to /dev/null were never seen, so replay has nothing to
   // print, even when repro's own stdout is /dev/null: keeping them would
   // make a program that discards gigabytes write gigabytes of trace.
   if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
-    return Status::ok();
+    return 0;
   }
   if (have_stdout_ && st.st_dev == stdout_device_ && st.st_ino == stdout_inode_) {
-    event->syscall_flags |= format::kSyscallOutputStdout;
-  } else if (have_stderr_ && st.st_dev == stderr_device_ && st.st_ino == stderr_inode_) {
-    event->syscall_flags |= format::kSyscallOutputStderr;
-  } else {
+    return format::kSyscallOutputStdout;
+  }
+  if (have_stderr_ && st.st_dev == stderr_device_ && st.st_ino == stderr_inode_) {
+    return format::kSyscallOutputStderr;
+  }
+  return 0;
+}
+
+bool SyscallRecorder::copies_to_recording_output(pid_t pid, int number,
+                                                 const std::array<uint64_t, 6>& args) const {
+  switch (number) {
+    case SYS_copy_file_range:
+    case SYS_splice:
+      return recording_output(pid, static_cast<int>(args[2])) != 0;
+    case SYS_sendfile:
+      return recording_output(pid, static_cast<int>(args[0])) != 0;
+    default:
+      return false;
+  }
+}
+
+Status SyscallRecorder::capture_output(pid_t tid, pid_t pid, format::Event* event) {
+  if (event->result <= 0) {
     return Status::ok();
   }
+  uint32_t output = recording_output(pid, static_cast<int>(event->args[0]));
+  if (output == 0) {
+    return Status::ok();
+  }
+  event->syscall_flags |= output;
   uint64_t written = static_cast<uint64_t>(event->result);
   if (event->syscall_number == SYS_write) {
     return add_write(tid, event->args[1], written, event);

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 
 #include "core/base/status.h"
@@ -26,6 +27,14 @@ class SyscallRecorder {
   /// thread `tid` of process `pid`. Errors: tracee_died, io_error.
   Status capture(pid_t tid, pid_t pid, format::Event* event);
 
+  /// Whether the syscall about to run in process `pid` (number, args) is
+  /// copy_file_range, sendfile or splice into the recording's own stdout
+  /// or stderr. The kernel moves those bytes without them passing through
+  /// the program's memory, so the recorder could not keep them for replay
+  /// to print: such calls are answered ENOSYS, and programs (cat, cp)
+  /// fall back to read and write, whose bytes it keeps.
+  bool copies_to_recording_output(pid_t pid, int number, const std::array<uint64_t, 6>& args) const;
+
  private:
   Status capture_table_effects(pid_t tid, format::Event* event);
   Status capture_failure_effects(pid_t tid, format::Event* event);
@@ -35,6 +44,9 @@ class SyscallRecorder {
   Status capture_keyctl_effects(pid_t tid, format::Event* event);
   Status capture_output(pid_t tid, pid_t pid, format::Event* event);
   Status add_write(pid_t tid, uint64_t address, uint64_t length, format::Event* event);
+  // Whether descriptor `fd` of process `pid` is the recording's stdout
+  // (kSyscallOutputStdout), its stderr (kSyscallOutputStderr), or neither (0).
+  uint32_t recording_output(pid_t pid, int fd) const;
 
   uint64_t stdout_device_ = 0, stdout_inode_ = 0;
   uint64_t stderr_device_ = 0, stderr_inode_ = 0;

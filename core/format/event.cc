@@ -25,6 +25,8 @@ void Event::clear() {
   clone_flags = 0;
   path.clear();
   content_id.clear();
+  file_offset = 0;
+  pipe_id = 0;
   random_bytes.clear();
   exit_status = 0;
   data.clear();

@@ -96,6 +96,22 @@ enum SyscallFlag : uint32_t {
   /// kMappedFile event just before names the file (path) and where the
   /// bytes went (result = file offset). Replay writes them to its copy.
   kSyscallWritesMappedFile = 1u << 5,
+  /// The bytes a read (read, pread64, readv, preadv, preadv2) put into
+  /// memory are those of the file copy `content_id` in files/, starting at
+  /// `file_offset`: `writes` are filled from it in order, each as long as
+  /// its bytes. The trace stores the addresses and lengths only; TraceReader
+  /// fills the bytes in, so readers see the same event either way.
+  kSyscallReadsFileCopy = 1u << 6,
+  /// A write or writev into a pipe (or FIFO) `pipe_id` whose bytes a
+  /// recorded process may read: replay appends the bytes it writes (from
+  /// its own memory, as the program holds them) to that pipe's stream.
+  kSyscallFeedsPipe = 1u << 7,
+  /// A read or readv from pipe `pipe_id` that returned bytes a recorded
+  /// write fed it: bytes `file_offset ..` of that pipe's stream (counted
+  /// over its kSyscallFeedsPipe writes). Like kSyscallReadsFileCopy the
+  /// trace stores the writes' addresses and lengths only; replay fills the
+  /// bytes from the stream, so data passed through a pipe is stored once.
+  kSyscallReadsPipe = 1u << 8,
 };
 
 /// Bits of Event::signal_flags.
@@ -149,9 +165,12 @@ struct Event {
   int32_t recorded_tid = 0;
   uint64_t clone_flags = 0;
 
-  // kExec, kMappedFile, kRdtscPatch
+  // kExec, kMappedFile, kRdtscPatch (path); kExec, kMappedFile and
+  // kSyscall with kSyscallReadsFileCopy (content_id)
   std::string path;
   std::string content_id;
+  uint64_t file_offset = 0;  // kSyscall with kSyscallReadsFileCopy or kSyscallReadsPipe
+  uint64_t pipe_id = 0;      // kSyscall with kSyscallFeedsPipe or kSyscallReadsPipe
   std::string random_bytes;
 
   // kThreadExit

@@ -69,6 +69,9 @@ size_t encoded_bound(const Event& event) {
     case EventKind::kMappedFile:
       bound += string_bound(event.path) + string_bound(event.content_id);
       break;
+    case EventKind::kSyscall:
+      bound += string_bound(event.content_id) + 3 * kMaxVarint64Bytes;
+      break;
     case EventKind::kSyscallBatch:
     case EventKind::kDeadlock:
       bound += string_bound(event.data);
@@ -98,14 +101,15 @@ inline uint8_t* put_args(uint8_t* p, const std::array<uint64_t, 6>& args, uint8_
 }
 
 // The count, then each write's address (delta to the previous write's in
-// the frame) and bytes. Requires: writes is not empty.
+// the frame) and bytes, or only its length when the bytes are in a file copy
+// (kSyscallReadsFileCopy). Requires: writes is not empty.
 inline uint8_t* put_writes(uint8_t* p, const std::vector<MemoryWrite>& writes,
-                           EventCodecState& state) {
+                           EventCodecState& state, bool lengths_only = false) {
   p = put_varint64(p, writes.size());
   for (const MemoryWrite& write : writes) {
     p = put_varint64(p, zigzag_encode(static_cast<int64_t>(write.address - state.previous_write_address)));
     state.previous_write_address = write.address;
-    p = put_bytes(p, write.bytes);
+    p = lengths_only ? put_varint64(p, write.bytes.size()) : put_bytes(p, write.bytes);
   }
   return p;
 }
@@ -140,9 +144,21 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
         kind |= kFlagsFollow;
         p = put_varint64(p, event.syscall_flags);
       }
+      bool from_copy = event.syscall_flags & kSyscallReadsFileCopy;
+      if (from_copy) {
+        p = put_bytes(p, event.content_id);
+        p = put_varint64(p, event.file_offset);
+      }
+      bool from_pipe = event.syscall_flags & kSyscallReadsPipe;
+      if (event.syscall_flags & (kSyscallFeedsPipe | kSyscallReadsPipe)) {
+        p = put_varint64(p, event.pipe_id);
+      }
+      if (from_pipe) {
+        p = put_varint64(p, event.file_offset);
+      }
       if (!event.writes.empty()) {
         kind |= kWritesFollow;
-        p = put_writes(p, event.writes, state);
+        p = put_writes(p, event.writes, state, from_copy || from_pipe);
       }
       break;
     }
@@ -452,10 +468,14 @@ bool FrameDecoder::decode_event(Event* event) {
   event->clear();
   event->writes = std::move(kept_writes);
   size_t write_count = 0;
+  uint64_t copied_bytes = 0;
   uint32_t u32 = 0;
   uint64_t u64 = 0;
   // The memory writes of a kind that may carry them, if its flag says so.
-  auto writes = [&]() {
+  // With lengths_only, each write's bytes are zeros of the encoded length
+  // (at most kMaxFileCopyReadBytes in all), to be filled from a file copy
+  // or a pipe's stream.
+  auto writes = [&](bool lengths_only = false) {
     if (!(flags & kWritesFollow)) {
       return true;
     }
@@ -473,7 +493,16 @@ bool FrameDecoder::decode_event(Event* event) {
       REPRO_DECODE(varint(&u64, "bad memory write address"));
       state_.previous_write_address += static_cast<uint64_t>(zigzag_decode(u64));
       write.address = state_.previous_write_address;
-      REPRO_DECODE(bytes(&write.bytes, "memory write length"));
+      if (!lengths_only) {
+        REPRO_DECODE(bytes(&write.bytes, "memory write length"));
+        continue;
+      }
+      REPRO_DECODE(varint(&u64, "bad memory write length"));
+      copied_bytes += u64;
+      if (u64 > kMaxFileCopyReadBytes || copied_bytes > kMaxFileCopyReadBytes) {
+        return fail_length("bytes read from a file copy or pipe", copied_bytes);
+      }
+      write.bytes.assign(static_cast<size_t>(u64), '\0');
     }
     return true;
   };
@@ -501,7 +530,18 @@ bool FrameDecoder::decode_event(Event* event) {
       if (flags & kFlagsFollow) {
         REPRO_DECODE(varint32(&event->syscall_flags, "bad syscall flags"));
       }
-      REPRO_DECODE(writes());
+      if (event->syscall_flags & kSyscallReadsFileCopy) {
+        REPRO_DECODE(bytes(&event->content_id, "content id length"));
+        REPRO_DECODE(varint(&event->file_offset, "bad file offset"));
+      }
+      if (event->syscall_flags & (kSyscallFeedsPipe | kSyscallReadsPipe)) {
+        REPRO_DECODE(varint(&event->pipe_id, "bad pipe id"));
+      }
+      if (event->syscall_flags & kSyscallReadsPipe) {
+        REPRO_DECODE(varint(&event->file_offset, "bad pipe stream position"));
+      }
+      REPRO_DECODE(
+          writes(/*lengths_only=*/event->syscall_flags & (kSyscallReadsFileCopy | kSyscallReadsPipe)));
       break;
     case EventKind::kSignal:
       REPRO_DECODE(varint32(&u32, "bad signal number"));

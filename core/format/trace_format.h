@@ -24,7 +24,7 @@ namespace repro::format {
 
 /// The layout version. Bumped by any change to the files below, to the frame
 /// prologue or to the event encoding; readers accept exactly this version.
-inline constexpr uint32_t kTraceFormatVersion = 5;
+inline constexpr uint32_t kTraceFormatVersion = 6;
 
 // File and directory names inside a trace directory.
 inline constexpr const char kHeaderFileName[] = "header";
@@ -111,6 +111,20 @@ inline constexpr size_t kReadChunkBytes = 1024 * 1024;
 /// from exhausting memory. Symptom of too small: a trace of a program run
 /// with a huge environment reported as corrupt with "header is ... bytes".
 inline constexpr size_t kMaxMetadataFileBytes = 64u * 1024 * 1024;
+
+/// Most bytes one syscall event may take from a file copy
+/// (kSyscallReadsFileCopy): the recorder stores a larger read's bytes
+/// instead, and the decoder refuses a larger claim, which bounds what a
+/// corrupt length makes it allocate. 64 MiB covers the reads programs make
+/// (stdio and most tools read 4 KiB to 1 MiB at a time).
+inline constexpr size_t kMaxFileCopyReadBytes = 64u * 1024 * 1024;
+
+/// Bytes of each pipe's stream the recorder keeps to match reads against
+/// (kSyscallReadsPipe): a read can only refer to the last this many bytes
+/// fed to its pipe, so replay keeps at least as many. A pipe holds at most
+/// its capacity (64 KiB by default, 1 MiB for unprivileged F_SETPIPE_SZ),
+/// so its reader is never further behind than that.
+inline constexpr uint64_t kMaxQueuedPipeBytes = 4u * 1024 * 1024;
 
 /// A mapped file larger than this is not stored whole: its copy in files/
 /// has the file's size but holds only the non-zero pages of the range the

@@ -7,6 +7,7 @@
 
 #include "core/format/content_id.h"
 #include "core/format/event_stream.h"
+#include "core/format/file_copy_reads.h"
 #include "core/format/file_util.h"
 #include "core/format/trace_format.h"
 #include "core/format/trace_trailer.h"
@@ -15,7 +16,8 @@ namespace repro::format {
 
 class TraceReader::Impl {
  public:
-  explicit Impl(std::string dir) : dir_(std::move(dir)) {}
+  explicit Impl(std::string dir)
+      : dir_(std::move(dir)), file_copy_reads_(join_path(dir_, kFilesDirName)) {}
 
   Status open();
   Result<bool> next(Event* event);
@@ -30,6 +32,8 @@ class TraceReader::Impl {
   TraceTrailer trailer_;
   std::unique_ptr<ByteSource> source_;
   std::unique_ptr<EventStreamReader> stream_;
+  FileCopyReads file_copy_reads_;
+  bool tolerate_missing_file_copies_ = false;
   Status error_;
   bool ended_ = false;
 };
@@ -157,6 +161,15 @@ Result<bool> TraceReader::Impl::next(Event* event) {
     return error_;
   }
   if (result.value()) {
+    Status filled = file_copy_reads_.fill(event);
+    if (!filled.is_ok() && tolerate_missing_file_copies_) {
+      for (MemoryWrite& write : event->writes) {
+        write.bytes.clear();
+      }
+    } else if (!filled.is_ok()) {
+      error_ = filled.context(fmt::format("event {}", stream_->events_read() - 1));
+      return error_;
+    }
     return true;
   }
   if (state_ == TraceState::kComplete) {
@@ -200,6 +213,7 @@ uint64_t TraceReader::trailer_event_count() const {
   return impl_->state_ == TraceState::kComplete ? impl_->trailer_.event_count : 0;
 }
 Result<bool> TraceReader::next(Event* event) { return impl_->next(event); }
+void TraceReader::tolerate_missing_file_copies() { impl_->tolerate_missing_file_copies_ = true; }
 uint64_t TraceReader::events_read() const { return impl_->stream_->events_read(); }
 uint64_t TraceReader::dropped_bytes() const { return impl_->stream_->dropped_bytes(); }
 bool TraceReader::truncated() const { return impl_->stream_->truncated(); }

@@ -43,6 +43,12 @@ class TraceReader {
   /// incomplete trace. Damage inside the file shows only when next() reads it.
   Status check_events_size() const;
 
+  /// For readers that must work on a trace whose files/ is damaged (dump):
+  /// a read stored against a file copy that is missing or damaged comes
+  /// back with empty write bytes instead of an error; its content_id and
+  /// file_offset still say where the bytes were.
+  void tolerate_missing_file_copies();
+
   /// Reads the next event into *event. Returns true with an event, false at
   /// the end of the valid events, or an error (corruption: file + offset).
   /// After the end, truncated() says whether a partial frame was dropped.

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <vector>
 
 namespace repro::os {
 
@@ -136,6 +138,20 @@ Result<std::string> read_memory(pid_t tid, uint64_t address, size_t length) {
   std::string bytes(length, '\0');
   REPRO_RETURN_IF_ERROR(read_memory(tid, address, bytes.data(), length));
   return bytes;
+}
+
+Status read_gathered(pid_t tid, uint64_t iovecs, uint64_t count, uint64_t length,
+                     std::string* out) {
+  std::vector<iovec> entries(std::min<uint64_t>(count, IOV_MAX));
+  REPRO_RETURN_IF_ERROR(read_memory(tid, iovecs, entries.data(), entries.size() * sizeof(iovec)));
+  for (const iovec& v : entries) {
+    uint64_t n = std::min<uint64_t>(length, v.iov_len);
+    size_t at = out->size();
+    out->resize(at + n);
+    REPRO_RETURN_IF_ERROR(read_memory(tid, reinterpret_cast<uint64_t>(v.iov_base), out->data() + at, n));
+    length -= n;
+  }
+  return Status::ok();
 }
 
 Result<std::string> read_c_string(pid_t tid, uint64_t address, size_t max_length) {

@@ -36,6 +36,10 @@ Result<unsigned long> get_event_message(pid_t tid);
 /// Reads `length` bytes at `address` of `tid`'s address space.
 Status read_memory(pid_t tid, uint64_t address, void* out, size_t length);
 Result<std::string> read_memory(pid_t tid, uint64_t address, size_t length);
+/// Appends to *out the first `length` bytes of the buffers of the iovec
+/// array at `iovecs` (`count` entries, at most IOV_MAX read): what a
+/// writev of `length` bytes wrote.
+Status read_gathered(pid_t tid, uint64_t iovecs, uint64_t count, uint64_t length, std::string* out);
 /// Reads a NUL-terminated string of at most `max_length` bytes.
 Result<std::string> read_c_string(pid_t tid, uint64_t address, size_t max_length = 4096);
 /// Writes bytes, also into read-only mappings (falls back to PTRACE_POKEDATA).

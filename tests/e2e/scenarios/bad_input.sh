@@ -125,8 +125,9 @@ damage() {
 
 # Expected statuses: check, dump, dump --header-only, replay, replay
 # --allow-incomplete. `check` verifies files/ (missing copies: 65), `dump` does
-# not look at it; --header-only
-# reads only the header (and, for a trace marked complete, the trailer).
+# not need it (reads stored against a missing copy show where their bytes
+# were); --header-only reads only the header (and, for a trace marked
+# complete, the trailer).
 matrix='
 missing                      1  1  1  1  1
 file                         1  1  1  1  1

@@ -165,7 +165,8 @@ TEST_CASE("64-bit extremes, negative values and empty strings round-trip", "[for
   e.syscall_number = kI32Min;
   e.args = {kU64Max, kU64Max, kU64Max, kU64Max, kU64Max, kU64Max};
   e.result = kI64Min;
-  e.syscall_flags = kU32Max;
+  // Every flag but those that move the bytes elsewhere (below).
+  e.syscall_flags = kU32Max & ~(kSyscallReadsFileCopy | kSyscallReadsPipe);
   e.writes = {{kU64Max, "x"}, {0, "y"}, {kU64Max, ""}, {0x8000000000000000ull, "z"}};
   events.push_back(e);
   e.result = kI64Max;
@@ -233,6 +234,41 @@ TEST_CASE("64-bit extremes, negative values and empty strings round-trip", "[for
   events.push_back(batch);
 
   CHECK(round_trip(events, kU64Max - 100) == events);
+}
+
+TEST_CASE("a read from a file copy keeps its lengths, not its bytes", "[format][roundtrip]") {
+  Event e;
+  e.kind = EventKind::kSyscall;
+  e.syscall_number = 0;
+  e.args = {3, 0x1000, 8192, 0, 0, 0};
+  e.result = 5000;
+  e.syscall_flags = kSyscallReadsFileCopy;
+  e.content_id = "0123456789abcdef0123456789abcdef";
+  e.file_offset = kU64Max - 5000;
+  e.writes = {{0x1000, std::string(4000, 'a')}, {0x9000, std::string(1000, 'b')}};
+  std::vector<Event> decoded = round_trip({e});
+  REQUIRE(decoded.size() == 1);
+  CHECK(decoded[0].content_id == e.content_id);
+  CHECK(decoded[0].file_offset == e.file_offset);
+  REQUIRE(decoded[0].writes.size() == 2);
+  CHECK(decoded[0].writes[0].address == 0x1000);
+  CHECK(decoded[0].writes[0].bytes == std::string(4000, '\0'));  // for TraceReader to fill
+  CHECK(decoded[0].writes[1].address == 0x9000);
+  CHECK(decoded[0].writes[1].bytes.size() == 1000);
+
+  FrameEncoder encoder;
+  encoder.begin(0);
+  REQUIRE(encoder.add(e).is_ok());
+  CHECK(encoder.finish().size() < 100);  // the bytes are not in the frame
+
+  e.syscall_flags = kSyscallReadsPipe;  // the same, from a pipe's stream
+  e.content_id.clear();
+  e.pipe_id = 123456;
+  decoded = round_trip({e});
+  REQUIRE(decoded.size() == 1);
+  CHECK(decoded[0].pipe_id == 123456);
+  CHECK(decoded[0].file_offset == e.file_offset);
+  CHECK(decoded[0].writes[1].bytes == std::string(1000, '\0'));
 }
 
 TEST_CASE("a large string and many writes round-trip", "[format][roundtrip]") {

@@ -1,5 +1,6 @@
 #include "core/format/trace_reader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -504,6 +505,81 @@ TEST_CASE("the stream reader reads frames from memory like from a file", "[forma
   CHECK(count == 1000);
   CHECK(stream.frames_read() == 4);
   CHECK(stream.valid_bytes() == bytes.size());
+}
+
+}  // namespace
+}  // namespace repro::format
+
+namespace repro::format {
+namespace {
+
+// A finished trace with one read of `length` bytes from `offset` of a copy
+// of `source` (stored by the writer); returns the copy's content id.
+std::string write_file_copy_read(const std::string& dir, const std::string& source,
+                                 uint64_t offset, size_t length) {
+  auto writer = TraceWriter::create(dir, testing::make_header());
+  REQUIRE(writer.is_ok());
+  auto id = writer.value()->store_file(source);
+  REQUIRE(id.is_ok());
+  Event read;
+  read.kind = EventKind::kSyscall;
+  read.result = static_cast<int64_t>(length);
+  read.syscall_flags = kSyscallReadsFileCopy;
+  read.content_id = *id;
+  read.file_offset = offset;
+  read.writes = {{0x1000, std::string(length / 2, '?')},
+                 {0x8000, std::string(length - length / 2, '?')}};
+  REQUIRE(writer.value()->append(read).is_ok());
+  REQUIRE(writer.value()->finish().is_ok());
+  return *id;
+}
+
+Result<bool> read_one(const std::string& dir, Event* event) {
+  auto reader = TraceReader::open(dir);
+  REQUIRE(reader.is_ok());
+  return reader.value()->next(event);
+}
+
+TEST_CASE("the reader fills a read's bytes in from its file copy", "[format][roundtrip]") {
+  testing::TempDir temp;
+  std::string content;
+  for (int i = 0; i < 3000; ++i) {
+    content += static_cast<char>('a' + i % 26);
+  }
+  testing::write_file(temp.sub("source"), content);
+
+  SECTION("intact") {
+    write_file_copy_read(temp.sub("trace"), temp.sub("source"), 100, 2000);
+    Event event;
+    auto more = read_one(temp.sub("trace"), &event);
+    INFO(more.status().to_string());
+    REQUIRE(more.is_ok());
+    REQUIRE(event.writes.size() == 2);
+    CHECK(event.writes[0].bytes + event.writes[1].bytes == content.substr(100, 2000));
+  }
+  SECTION("a range past the copy's end is damage") {
+    write_file_copy_read(temp.sub("trace"), temp.sub("source"), 2000, 2000);
+    Event event;
+    auto more = read_one(temp.sub("trace"), &event);
+    REQUIRE_FALSE(more.is_ok());
+    CHECK(more.status().code() == StatusCode::kCorruption);
+    CHECK_THAT(more.status().to_string(), Catch::Contains("ends before"));
+  }
+  SECTION("a damaged or missing copy is damage, not wrong bytes") {
+    std::string id = write_file_copy_read(temp.sub("trace"), temp.sub("source"), 0, 2000);
+    std::string copy = temp.sub("trace") + "/" + kFilesDirName + "/" + id;
+    ::chmod(copy.c_str(), 0600);
+    bool remove = GENERATE(false, true);
+    if (remove) {
+      ::unlink(copy.c_str());
+    } else {
+      testing::write_file(copy, std::string(content.size(), 'x'));
+    }
+    Event event;
+    auto more = read_one(temp.sub("trace"), &event);
+    REQUIRE_FALSE(more.is_ok());
+    CHECK(more.status().code() == StatusCode::kCorruption);
+  }
 }
 
 }  // namespace

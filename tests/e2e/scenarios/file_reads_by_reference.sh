@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Reads from regular files are stored against one copy of the file in the
+# trace's files/, not byte by byte:
+#   - a 2 MB file of random bytes read three times costs one copy of it in
+#     files/ and almost nothing in events, and the reads are marked
+#     reads-file-copy in `dump --json`;
+#   - the replay prints the same digests;
+#   - a file the program changes between reads is read back right: the
+#     reads after the change do not use the old copy, and replay shows the
+#     changed content (cat writes to stdout, a file here, which it would
+#     do with copy_file_range: the recorder answers that ENOSYS, so cat
+#     falls back to read and write and replay prints what it printed);
+#   - data cat writes into a pipe and md5sum reads replays right (the
+#     reads the recorder matched with the writes are filled from them);
+#   - the copies are checked: a damaged copy makes replay refuse the trace
+#     as damaged instead of replaying wrong bytes.
+# Usage: file_reads_by_reference.sh REPRO BUILD_DIR
+source "$(dirname "$0")/lib.sh"
+scenario_start file_reads_by_reference "$@"
+need_tool python3
+need_tool md5sum
+
+head -c 2000000 /dev/urandom >data
+record 120 trace rec.out rec.err sh -c 'for i in 1 2 3; do md5sum <data; done'
+[ "$status" -eq 0 ] || fail "record exited $status: $(tail -n 3 rec.err)"
+[ "$(sort -u rec.out | wc -l)" -eq 1 ] || fail "three digests of one file differ: $(cat rec.out)"
+expect_check_complete trace
+expect_same_replay trace rec.out rec.err 0
+events_size=$(stat -c %s trace/events)
+[ "$events_size" -lt 200000 ] || fail "6 MB read from a file took $events_size bytes of events"
+copies=$(find trace/files -size 2000000c | wc -l)
+[ "$copies" -eq 1 ] || fail "$copies copies of the 2 MB file, not one"
+bounded 60 "$repro" dump --json trace >dump.json 2>dump.err || fail "dump failed: $(cat dump.err)"
+python3 - <<'PY' || fail "the reads of data are not stored by reference"
+import json
+events = [json.loads(line) for line in open("dump.json")][1:]
+reads = [e for e in events if e["kind"] == "syscall" and e["syscall"] == "read"
+         and e["result"] >= 4096]
+by_copy = [e for e in reads if "reads-file-copy" in e["flags"]]
+assert len(by_copy) >= 3 * 2000000 // 65536 and len(by_copy) == len(reads), (len(reads), len(by_copy))
+assert len({e["file_copy"]["content_id"] for e in by_copy}) == 1, "one copy for all"
+PY
+
+# One recorded process pipes the file into another.
+record 120 trace3 rec3.out rec3.err sh -c 'cat data | md5sum'
+[ "$status" -eq 0 ] || fail "record exited $status: $(tail -n 3 rec3.err)"
+[ "$(cat rec3.out)" = "$(head -n 1 rec.out)" ] || fail "the piped digest differs: $(cat rec3.out)"
+expect_same_replay trace3 rec3.out rec3.err 0
+
+# The program rewrites the file between its reads.
+printf 'first version\n%.0s' $(seq 200) >changing
+record 120 trace2 rec2.out rec2.err sh -c \
+  'cat changing; printf "second version\n%.0s" $(seq 300) >changing; cat changing; cat changing'
+[ "$status" -eq 0 ] || fail "record exited $status: $(tail -n 3 rec2.err)"
+[ "$(grep -c 'second version' rec2.out)" -eq 600 ] || fail "the program did not see its change"
+printf 'third version\n' >changing  # after the recording: must not matter
+expect_same_replay trace2 rec2.out rec2.err 0
+
+# A damaged copy is found, not replayed.
+copy=$(python3 -c '
+import json
+for line in open("dump.json"):
+    e = json.loads(line)
+    if "file_copy" in e:
+        print(e["file_copy"]["content_id"]); break')
+chmod u+w "trace/files/$copy"
+printf 'XXXX' | dd of="trace/files/$copy" bs=1 seek=1000 conv=notrunc 2>/dev/null
+replay 120 trace damaged.out damaged.err
+[ "$status" -ne 0 ] || fail "replay used a damaged copy"
+grep -q "$copy" damaged.err || fail "replay did not name the damaged copy: $(tail -n 5 damaged.err)"
+pass
