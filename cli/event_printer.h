@@ -9,7 +9,8 @@
 namespace repro::cli {
 
 /// "#12 t1 syscall read(3, 0x7ffe..., 4096) = 5 [writes 1: 5 bytes]".
-/// A kDeadlock event takes one more line per line of its report.
+/// A kDeadlock event takes one more line per line of its report, a
+/// kFailureStacks event one per frame.
 std::string describe_event(uint64_t index, const format::Event& event);
 
 /// `text` with `prefix` before each of its lines (a deadlock report as

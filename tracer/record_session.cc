@@ -1496,6 +1496,11 @@ Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
   t.state = Thread::State::kRunning;
   int request = PTRACE_CONT;
   REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
+  if (disposition == os::SignalDisposition::kDefault && !is_stop_signal(signal)) {
+    // The default action of every other signal not ignored by default ends
+    // the process: say where, while its threads still exist.
+    REPRO_RETURN_IF_ERROR(log_failure_stacks(t, info));
+  }
   if (disposition == os::SignalDisposition::kCaught) {
     // Stop at the handler's first instruction to make the frame the same
     // in every run, as replay does (see core/os/signal_frame.h): the FPU

@@ -274,6 +274,17 @@ class RecordSession {
   Result<bool> end_if_deadlocked();
   /// t's backtrace, t asleep in a syscall (interrupted for it) or stopped.
   std::string backtrace_of(Thread& t);
+  /// Brings t, asleep in a syscall, to a ptrace-stop (PTRACE_INTERRUPT) so
+  /// its stack can be read; a thread not in a syscall is left alone. The
+  /// stop is consumed here: use only when the program is about to end.
+  /// Returns "" on success, else why not ("the thread is gone").
+  std::string stop_for_backtrace(Thread& t);
+
+  // Fatal signals (record_failure_stacks.cc).
+  /// At t's delivery-stop of `signal` (siginfo `info`), whose action is to
+  /// end t's process: logs a kFailureStacks event with the faulting
+  /// instruction and the backtrace of every thread of the process.
+  Status log_failure_stacks(Thread& t, const siginfo_t& info);
 
   // Wake-ups made part of the schedule, chaos mode (record_wakeups.cc).
   /// At the exit of the running thread t's syscall with `result`: if it
