@@ -190,7 +190,9 @@ void print_text(const std::string& dir, const TraceSummary& s) {
   } else if (failure.kind == FailurePoint::Kind::kFatalSignal) {
     fmt::print("  (no backtraces: the recorder saw no delivery of this signal, as for a SIGKILL)\n");
   } else if (failure.kind == FailurePoint::Kind::kExitStatus) {
-    fmt::print("  (no backtraces: the program ended itself; `repro replay` reproduces the run)\n");
+    // The recorder takes no backtraces at an exit; replay can, just before it.
+    fmt::print("  (no backtraces at an exit: `repro replay --stop-at {} {}` shows each thread's)\n",
+               failure.event_index > 0 ? failure.event_index - 1 : 0, dir);
   }
   if (failure.kind == FailurePoint::Kind::kDeadlock) {
     fmt::print("\nthe recorder's report\n{}", prefix_lines("  ", failure.deadlock_report));

@@ -1,6 +1,7 @@
 #pragma once
-// Symbolised backtraces of a stopped tracee thread, for error reports only
-// (divergences, internal errors). libdw does all of it: it unwinds the
+// Symbolised backtraces of a stopped tracee thread, for reports only
+// (divergences, deadlocks, internal errors, and the stacks the recorder
+// logs at a fatal signal). libdw does all of it: it unwinds the
 // stack with the unwind tables (.eh_frame, .debug_frame) of the files the
 // thread's code comes from, and names the function, source file and line of
 // each frame.

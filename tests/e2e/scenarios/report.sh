@@ -7,7 +7,8 @@
 #      parses and holds the same; the trace replays (the failure-stacks
 #      event changes nothing) and dump shows the event.
 #   2. exit: a program exiting with status 3: the outcome and the failure
-#      point (its exit_group) in text and JSON.
+#      point (its exit_group) in text and JSON; the replay --stop-at
+#      command it gives for backtraces shows main.
 #   3. A run that exits 0 has no failure point.
 #   4. A deadlock: the report says so, with the recorder's backtraces.
 #   5. A trace that does not exist: one error line, exit 1.
@@ -81,6 +82,13 @@ bounded 60 "$repro" report exit.trace >exit.txt 2>report.err || fail "exit: repo
 expect_line exit.txt '^outcome  exited with status 3$' "exit"
 expect_line exit.txt '^failure  the program exited with status 3 \(t0 at event #[0-9]+\)$' "exit"
 expect_line exit.txt '^    #[0-9]+ t0 syscall exit_group\(3\)' "exit: last events"
+# The command it suggests for backtraces works and shows main.
+stop_at=$(sed -nE 's/.*`repro replay --stop-at ([0-9]+) exit\.trace`.*/\1/p' exit.txt)
+[ -n "$stop_at" ] || fail "exit: no replay command for backtraces: $(cat exit.txt)"
+replay 60 exit.trace stop.out stop.err --stop-at "$stop_at"
+[ "$status" -eq 0 ] || fail "exit: replay --stop-at $stop_at exited $status: $(tail -n 5 stop.err)"
+grep -qE '^repro:   #[0-9]+ 0x[0-9a-f]+ main at ' stop.err ||
+  fail "exit: replay --stop-at $stop_at shows no backtrace in main: $(cat stop.err)"
 bounded 60 "$repro" report --json exit.trace >exit.json 2>report.err || fail "exit: report --json failed"
 python3 - exit.json <<'PY' || fail "exit: the JSON does not hold what the text says: $(cat exit.json)"
 import json, sys
