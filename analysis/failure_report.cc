@@ -67,6 +67,10 @@ std::string describe_instruction(const format::FailureStacks& stacks) {
                      hex_bytes(stacks.instruction_bytes));
 }
 
+const char* instruction_label(const format::FailureStacks& stacks) {
+  return stacks.signal_code > 0 ? "faulting instruction" : "stopped at";
+}
+
 std::string describe_frame(size_t number, const format::StackFrame& frame) {
   std::string text = fmt::format("#{} {:#x}", number, frame.pc);
   if (!frame.function.empty() || !frame.module.empty()) {
@@ -83,7 +87,7 @@ std::string describe_frame(size_t number, const format::StackFrame& frame) {
 
 std::string describe_failure_stacks(const format::FailureStacks& stacks, const std::string& indent) {
   std::string text = fmt::format("{}{}\n", indent, describe_signal_cause(stacks));
-  text += fmt::format("{}faulting instruction {}\n", indent, describe_instruction(stacks));
+  text += fmt::format("{}{} {}\n", indent, instruction_label(stacks), describe_instruction(stacks));
   for (const format::ThreadStack& thread : stacks.threads) {
     text += fmt::format("{}t{} (tid {}){}:\n", indent, thread.thread, thread.recorded_tid,
                         &thread == &stacks.threads.front() ? ", which got the signal" : "");

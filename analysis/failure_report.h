@@ -18,6 +18,11 @@ std::string describe_signal_cause(const format::FailureStacks& stacks);
 /// why there is none.
 std::string describe_instruction(const format::FailureStacks& stacks);
 
+/// "faulting instruction" for a fault the instruction caused (si_code > 0),
+/// else "stopped at" (a signal sent by kill or raise arrives after the
+/// syscall that sent it).
+const char* instruction_label(const format::FailureStacks& stacks);
+
 /// "#0 0x555555555189 store_reading at prog.c:14 (/path/prog)"; names
 /// left out where unknown.
 std::string describe_frame(size_t number, const format::StackFrame& frame);

@@ -54,6 +54,7 @@ class Summarizer {
       switch (event.kind) {
         case format::EventKind::kExec:
           process.argv = split_argv(event.data);
+          process.exe = event.path;
           break;
         case format::EventKind::kThreadExit:
           on_thread_exit(index, event, *thread);
@@ -124,9 +125,12 @@ class Summarizer {
         process.first_event = index;
         if (first) {
           process.argv = summary_->header.argv;
+          process.exe = summary_->header.exe_path;
         } else if (event.parent_thread < summary_->threads.size()) {
-          process.argv =
-              summary_->processes[summary_->threads[event.parent_thread].process].argv;
+          const ProcessSummary& parent =
+              summary_->processes[summary_->threads[event.parent_thread].process];
+          process.argv = parent.argv;
+          process.exe = parent.exe;
         }
         thread.process = summary_->processes.size();
         summary_->processes.push_back(std::move(process));

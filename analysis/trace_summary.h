@@ -52,6 +52,7 @@ struct ProcessSummary {
   uint32_t first_thread = 0;
   uint32_t parent_thread = 0;  // the thread that forked it (itself for the first)
   std::vector<std::string> argv;  // of its last exec (a forked child: its parent's)
+  std::string exe;                // the program file it runs, as the header or exec event names it
   std::vector<uint32_t> threads;  // in order of appearance
   uint64_t first_event = 0;
   uint64_t last_event = 0;

@@ -62,48 +62,56 @@ std::string describe_end(const std::optional<int32_t>& status, const TraceSummar
   return text;
 }
 
-// The innermost frame of the failing thread, and the innermost one with a
-// source line if that is another (a crash inside libc called from the
-// program): "store_reading at prog.c:14", or "" without stacks.
-std::string failure_location(const FailurePoint& failure) {
+// The frame of the failing thread in the program's own code: the innermost
+// one in the file its process runs (a crash inside libc's abort or strlen
+// was called from there), else the innermost with a source line, else the
+// innermost. Null without stacks.
+const format::StackFrame* program_frame(const FailurePoint& failure, const TraceSummary& summary) {
   if (!failure.stacks || failure.stacks->threads.empty() ||
       failure.stacks->threads.front().frames.empty()) {
-    return "";
+    return nullptr;
   }
   const std::vector<format::StackFrame>& frames = failure.stacks->threads.front().frames;
+  std::string exe;
+  if (failure.thread < summary.threads.size()) {
+    exe = std::filesystem::path(summary.processes[summary.threads[failure.thread].process].exe)
+              .filename()
+              .string();
+  }
+  for (const format::StackFrame& frame : frames) {
+    if (!exe.empty() && std::filesystem::path(frame.module).filename() == exe) {
+      return &frame;
+    }
+  }
+  for (const format::StackFrame& frame : frames) {
+    if (!frame.file.empty()) {
+      return &frame;
+    }
+  }
+  return &frames.front();
+}
+
+// "store_reading at prog.c:14", or for a failure outside the program's own
+// code "raise (libc.so.6), called from check_reading at prog.c:20"; "" without stacks.
+std::string failure_location(const FailurePoint& failure, const TraceSummary& summary) {
+  const format::StackFrame* in_program = program_frame(failure, summary);
+  if (in_program == nullptr) {
+    return "";
+  }
   auto where = [](const format::StackFrame& frame) {
     std::string text = frame.function.empty() ? fmt::format("{:#x}", frame.pc) : frame.function;
     if (!frame.file.empty()) {
       text += fmt::format(" at {}:{}", frame.file, frame.line);
     } else if (!frame.module.empty()) {
-      text += fmt::format(" ({})", frame.module);
+      text += fmt::format(" ({})", std::filesystem::path(frame.module).filename().string());
     }
     return text;
   };
-  std::string text = where(frames.front());
-  if (frames.front().file.empty()) {
-    for (const format::StackFrame& frame : frames) {
-      if (!frame.file.empty()) {
-        text += ", called from " + where(frame);
-        break;
-      }
-    }
+  const format::StackFrame& innermost = failure.stacks->threads.front().frames.front();
+  if (in_program == &innermost) {
+    return where(innermost);
   }
-  return text;
-}
-
-// The frame `failure_location` names by its source line, for JSON.
-const format::StackFrame* located_frame(const FailurePoint& failure) {
-  if (!failure.stacks || failure.stacks->threads.empty()) {
-    return nullptr;
-  }
-  for (const format::StackFrame& frame : failure.stacks->threads.front().frames) {
-    if (!frame.file.empty()) {
-      return &frame;
-    }
-  }
-  const auto& frames = failure.stacks->threads.front().frames;
-  return frames.empty() ? nullptr : &frames.front();
+  return where(innermost) + ", called from " + where(*in_program);
 }
 
 const char* failure_kind_name(FailurePoint::Kind kind) {
@@ -169,11 +177,12 @@ void print_text(const std::string& dir, const TraceSummary& s) {
   }
   const FailurePoint& failure = *s.failure;
   fmt::print("\nfailure  {}\n", failure_headline(failure, s));
-  if (std::string where = failure_location(failure); !where.empty()) {
+  if (std::string where = failure_location(failure, s); !where.empty()) {
     fmt::print("  in {}\n", where);
   }
   if (failure.stacks) {
-    fmt::print("  faulting instruction {}\n", analysis::describe_instruction(*failure.stacks));
+    fmt::print("  {} {}\n", analysis::instruction_label(*failure.stacks),
+               analysis::describe_instruction(*failure.stacks));
     fmt::print("\nbacktraces (taken by the recorder at the signal)\n");
     for (const format::ThreadStack& thread : failure.stacks->threads) {
       fmt::print("  t{} (tid {}){}\n", thread.thread, thread.recorded_tid,
@@ -267,7 +276,7 @@ Json report_json(const std::string& dir, const TraceSummary& s) {
   if (failure.kind == FailurePoint::Kind::kExitStatus) {
     f["exit_code"] = WEXITSTATUS(failure.exit_status);
   }
-  if (const format::StackFrame* frame = located_frame(failure)) {
+  if (const format::StackFrame* frame = program_frame(failure, s)) {
     f["location"] = {{"function", frame->function},
                      {"file", frame->file},
                      {"line", frame->line},

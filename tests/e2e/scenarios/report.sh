@@ -6,6 +6,8 @@
 #      in main, waiting in pthread_join) and their last events; --json
 #      parses and holds the same; the trace replays (the failure-stacks
 #      event changes nothing) and dump shows the event.
+#      abort: raised inside libc, the report names the caller in the
+#      program (check_reading, file:line), in text and JSON.
 #   2. exit: a program exiting with status 3: the outcome and the failure
 #      point (its exit_group) in text and JSON; the replay --stop-at
 #      command it gives for backtraces shows main.
@@ -74,6 +76,22 @@ cmp -s crash.out replay.out || fail "crash: replay printed other output"
 bounded 60 "$repro" dump crash.trace >dump.out 2>&1 || fail "crash: dump failed: $(tail -n 3 dump.out)"
 expect_line dump.out '^#[0-9]+ t1 failure-stacks$' "crash: dump"
 expect_line dump.out '^      #0 0x[0-9a-f]+ store_reading at ' "crash: dump"
+
+# 1b. abort(): the signal is raised inside libc; the report names the
+# program's own function that called abort.
+abort_line=$(grep -n '/\* the abort \*/' "$source_file" | cut -d: -f1)
+record 60 abort.trace abort.out abort.err "$program" abort
+[ "$status" -eq 134 ] || fail "abort: record exited $status, not 134: $(tail -n 5 abort.err)"
+bounded 60 "$repro" report abort.trace >abort.txt 2>report.err || fail "abort: report failed: $(cat report.err)"
+expect_line abort.txt '^failure  t0 got SIGABRT \(sent by tkill or raise\) \(event #[0-9]+\)$' "abort"
+expect_line abort.txt "^  in .*, called from check_reading at /.*/report_crash_program\.c:$abort_line\$" "abort"
+expect_line abort.txt '^  stopped at 0x[0-9a-f]+: ' "abort"
+bounded 60 "$repro" report --json abort.trace >abort.json 2>report.err || fail "abort: report --json failed"
+python3 - abort.json "$abort_line" <<'PY' || fail "abort: the JSON does not hold what the text says: $(cat abort.json)"
+import json, sys
+location = json.load(open(sys.argv[1]))["failure"]["location"]
+assert location["function"] == "check_reading" and location["line"] == int(sys.argv[2]), location
+PY
 
 # 2. A non-zero exit.
 record 60 exit.trace exit.out exit.err "$program" exit

@@ -2,6 +2,8 @@
  *   crash: a second thread writes through a null pointer in
  *          store_reading() (SIGSEGV) while the main thread waits for it in
  *          pthread_join;
+ *   abort: check_reading() finds a bad value and calls abort() (SIGABRT,
+ *          raised inside libc);
  *   exit:  the program prints and exits with status 3. */
 #include "test_util.h"
 
@@ -12,6 +14,12 @@ static int *volatile reading_slot; /* null: nobody set it */
 /* noinline: the report must name this function and its line. */
 __attribute__((noinline)) static void store_reading(int value) {
   *reading_slot = value; /* the fault */
+}
+
+__attribute__((noinline)) static void check_reading(int value) {
+  if (value != 42) {
+    abort(); /* the abort */
+  }
 }
 
 static void *worker(void *arg) {
@@ -26,6 +34,9 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "exit") == 0) {
     say("exiting with status 3\n");
     return 3;
+  }
+  if (strcmp(argv[1], "abort") == 0) {
+    check_reading(argc);
   }
   check(strcmp(argv[1], "crash") == 0);
   pthread_t thread;
