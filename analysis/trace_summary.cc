@@ -145,9 +145,10 @@ class Summarizer {
   }
 
   void on_thread_exit(uint64_t index, const format::Event& event, ThreadSummary& thread) {
-    // A process killed by a signal with no stacks logged (SIGKILL from
-    // outside, a signal sent while the recorder could not stop it).
-    if (WIFSIGNALED(event.exit_status) && !killed_ && !summary_->failure &&
+    // The program killed by a signal with no stacks logged (SIGKILL from
+    // outside). Only the first process: repro itself ends the processes a
+    // program leaves running with SIGKILL, which is no failure of the run.
+    if (thread.process == 0 && WIFSIGNALED(event.exit_status) && !killed_ && !summary_->failure &&
         !(deadlocked_ && WTERMSIG(event.exit_status) == SIGKILL)) {
       FailurePoint failure;
       failure.kind = FailurePoint::Kind::kFatalSignal;

@@ -7,9 +7,9 @@
 // The failure point, in order of preference:
 // - a deadlock (kDeadlock): the recorder's report of each thread's wait;
 // - a fatal signal: the first kFailureStacks event, with the faulting
-//   instruction and each thread's backtrace as the recorder saw them, or a
-//   process killed by a signal (the stacks are missing then, for example
-//   for SIGKILL from outside);
+//   instruction and each thread's backtrace as the recorder saw them, or
+//   the first process killed by a signal (the stacks are missing then, for
+//   example for SIGKILL from outside);
 // - the first process's non-zero exit status: its exit or exit_group.
 // A run that exited 0 and never died of a signal has no failure point.
 //

@@ -169,6 +169,23 @@ TEST_CASE("a deadlock is the failure point and its SIGKILLs are not", "[analysis
   CHECK(s.failure->deadlock_report == deadlock.data);
 }
 
+TEST_CASE("the program killed without stacks is a failure, a leftover child is not", "[analysis]") {
+  TraceSummary killed = summarize({thread_start(0, 0, 100, 0), thread_exit(0, SIGKILL)});
+  REQUIRE(killed.failure.has_value());
+  CHECK(killed.failure->kind == FailurePoint::Kind::kFatalSignal);
+  CHECK(killed.failure->signal_number == SIGKILL);
+  CHECK_FALSE(killed.failure->stacks.has_value());
+
+  TraceSummary leftover = summarize({
+      thread_start(0, 0, 100, 0),
+      thread_start(1, 0, 101, SIGCHLD),
+      syscall_event(0, SYS_exit_group, 0),
+      thread_exit(0, 0),
+      thread_exit(1, SIGKILL),  // repro ends what the program left running
+  });
+  CHECK_FALSE(leftover.failure.has_value());
+}
+
 TEST_CASE("a trace with no thread start is refused", "[analysis][corruption]") {
   format::testing::TempDir dir;
   std::string path = dir.sub("trace");
