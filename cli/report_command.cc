@@ -126,7 +126,7 @@ const char* failure_kind_name(FailurePoint::Kind kind) {
   return "unknown";
 }
 
-std::string failure_headline(const FailurePoint& failure, const TraceSummary& summary) {
+std::string failure_headline(const FailurePoint& failure) {
   switch (failure.kind) {
     case FailurePoint::Kind::kDeadlock:
       return fmt::format("deadlock at event #{}: every live thread waits for another", failure.event_index);
@@ -140,7 +140,6 @@ std::string failure_headline(const FailurePoint& failure, const TraceSummary& su
                          analysis::describe_wait_status(failure.exit_status), failure.thread,
                          failure.event_index);
   }
-  (void)summary;
   return "";
 }
 
@@ -176,7 +175,7 @@ void print_text(const std::string& dir, const TraceSummary& s) {
     return;
   }
   const FailurePoint& failure = *s.failure;
-  fmt::print("\nfailure  {}\n", failure_headline(failure, s));
+  fmt::print("\nfailure  {}\n", failure_headline(failure));
   if (std::string where = failure_location(failure, s); !where.empty()) {
     fmt::print("  in {}\n", where);
   }
@@ -269,7 +268,7 @@ Json report_json(const std::string& dir, const TraceSummary& s) {
   Json f = {{"kind", failure_kind_name(failure.kind)},
             {"event", failure.event_index},
             {"thread", failure.thread},
-            {"text", failure_headline(failure, s)}};
+            {"text", failure_headline(failure)}};
   if (failure.kind == FailurePoint::Kind::kFatalSignal) {
     f["signal"] = analysis::signal_name(failure.signal_number);
   }
