@@ -39,6 +39,7 @@
 #include "tracer/exec_privileges.h"
 #include "tracer/pi_futex.h"
 #include "tracer/process_memory_writes.h"
+#include "tracer/syscall_inputs.h"
 
 extern char** environ;
 
@@ -1028,6 +1029,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
     event_.syscall_flags |= format::kSyscallExecuted;
   }
   REPRO_RETURN_IF_ERROR(recorder_.capture(t.tid, t.pid, &event_));
+  capture_syscall_inputs(t.tid, t.exec_filename, &event_);
   file_reads_->reference(t.tid, &event_);
   REPRO_RETURN_IF_ERROR(pipe_data_.note(t.tid, t.pid, &event_));
   if (mapped_unknown) {
