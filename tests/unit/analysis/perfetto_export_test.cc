@@ -171,7 +171,7 @@ TEST_CASE("a blocking syscall is a slice from entry to completion, with its resu
   CHECK(end["args"]["completed_at_event"] == 13);
 }
 
-TEST_CASE("syscalls are one-event slices with arguments and named errors; signals and "
+TEST_CASE("syscalls are one-event slices with arguments and named errors, signals and "
           "preemptions are instants",
           "[analysis][perfetto]") {
   Json json = export_events(example());
