@@ -57,9 +57,10 @@ class ExportCommand : public Command {
     }
     if (!output_.empty()) {
       fmt::print(stderr,
-                 "repro: wrote {}: {} events of {} threads in {} processes (logical clock: "
+                 "repro: wrote {}: {} events of {} thread{} in {} process{} (logical clock: "
                  "event N at N microseconds)\n",
-                 output_, summary->events, summary->threads, summary->processes);
+                 output_, summary->events, summary->threads, summary->threads == 1 ? "" : "s",
+                 summary->processes, summary->processes == 1 ? "" : "es");
     }
     return kExitOk;
   }
