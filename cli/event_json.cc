@@ -33,6 +33,20 @@ Json writes_json(const std::vector<format::MemoryWrite>& writes) {
   return list;
 }
 
+// Each input as its argument index, its bytes as text (a path, mostly;
+// bytes that are not UTF-8 are replaced when the line is written) and in
+// hex, which keeps them exactly.
+Json inputs_json(const std::vector<format::SyscallInput>& inputs) {
+  Json list = Json::array();
+  for (const format::SyscallInput& input : inputs) {
+    list.push_back({{"arg", input.arg_index},
+                    {"bytes", input.bytes.size()},
+                    {"text", input.bytes},
+                    {"hex", hex(input.bytes, input.bytes.size())}});
+  }
+  return list;
+}
+
 Json syscall_flags_json(uint32_t flags) {
   Json names = Json::array();
   const std::pair<uint32_t, const char*> known[] = {
@@ -75,6 +89,7 @@ Json event_json(uint64_t index, const format::Event& e) {
         if (e.syscall_flags & format::kSyscallReadsPipe) {
           j["pipe"]["position"] = e.file_offset;
         }
+        j["inputs"] = inputs_json(e.inputs);
       }
       j["writes"] = writes_json(e.writes);
       break;

@@ -287,6 +287,9 @@ class RecordSession {
   /// is still in its own syscall: queues the running thread's stop (waited
   /// for, bounded) and then this one in deferred_stops_, and returns true.
   bool hold_back_wakeup(pid_t tid, int status);
+  // Whether `writer` is in a write to the pipe that thread `reader_tid`
+  // just finished a read of.
+  bool is_pipe_handoff(const Thread& writer, pid_t reader_tid);
   /// Waits, for a bounded time, until `expected` of `candidates` stop, and
   /// handles their syscall-exit stops (other stops go to deferred_stops_).
   Status collect_woken(const std::vector<pid_t>& candidates, size_t expected);

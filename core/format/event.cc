@@ -10,6 +10,7 @@ void Event::clear() {
   result = 0;
   syscall_flags = 0;
   writes.clear();
+  inputs.clear();
   signal_number = 0;
   signal_flags = 0;
   signal_info.clear();

@@ -114,6 +114,12 @@ enum SyscallFlag : uint32_t {
   kSyscallReadsPipe = 1u << 8,
 };
 
+/// Bit of the encoded syscall_flags varint that says `inputs` follow
+/// (docs/trace-format.md). The encoder sets it when Event::inputs is not
+/// empty and the decoder clears it, so it never appears in
+/// Event::syscall_flags.
+inline constexpr uint32_t kSyscallInputsFollow = 1u << 9;
+
 /// Bits of Event::signal_flags.
 enum SignalFlag : uint32_t {
   kSignalSynchronous = 1u << 0,  // a fault caused by the instruction itself
@@ -124,6 +130,18 @@ struct MemoryWrite {
   uint64_t address = 0;
   std::string bytes;
   bool operator==(const MemoryWrite&) const = default;
+};
+
+/// Bytes the kernel read from the program's memory for one argument of a
+/// syscall, as they were when the syscall returned (at its entry for
+/// execve/execveat, whose memory is gone after a successful exec): a path
+/// (without its NUL), a socket address, or the first bytes of a buffer
+/// written. Kept for readers of the trace (dump, reports); replay does not
+/// use them. Bounded: see tracer/syscall_inputs.h.
+struct SyscallInput {
+  uint8_t arg_index = 0;  // 0..5; for sendmsg, 1 holds msg_name's bytes
+  std::string bytes;
+  bool operator==(const SyscallInput&) const = default;
 };
 
 /// The hash of one page of writable memory at a preemption point.
@@ -143,6 +161,7 @@ struct Event {
   int64_t result = 0;  // also the address for kMappedFile
   uint32_t syscall_flags = 0;
   std::vector<MemoryWrite> writes;  // also of kSyscallEntered, kPreempt and kRdtscPatch
+  std::vector<SyscallInput> inputs;  // kSyscall only; in argument order
 
   // kSignal
   int32_t signal_number = 0;

@@ -70,7 +70,10 @@ size_t encoded_bound(const Event& event) {
       bound += string_bound(event.path) + string_bound(event.content_id);
       break;
     case EventKind::kSyscall:
-      bound += string_bound(event.content_id) + 3 * kMaxVarint64Bytes;
+      bound += string_bound(event.content_id) + 4 * kMaxVarint64Bytes;
+      for (const SyscallInput& input : event.inputs) {
+        bound += 1 + string_bound(input.bytes);
+      }
       break;
     case EventKind::kSyscallBatch:
     case EventKind::kDeadlock:
@@ -140,9 +143,13 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
         p = put_args(p, event.args, mask);
       }
       p = put_varint64(p, zigzag_encode(event.result));
-      if (event.syscall_flags != 0) {
+      uint32_t flags = event.syscall_flags & ~kSyscallInputsFollow;
+      if (!event.inputs.empty()) {
+        flags |= kSyscallInputsFollow;
+      }
+      if (flags != 0) {
         kind |= kFlagsFollow;
-        p = put_varint64(p, event.syscall_flags);
+        p = put_varint64(p, flags);
       }
       bool from_copy = event.syscall_flags & kSyscallReadsFileCopy;
       if (from_copy) {
@@ -155,6 +162,13 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
       }
       if (from_pipe) {
         p = put_varint64(p, event.file_offset);
+      }
+      if (!event.inputs.empty()) {
+        p = put_varint64(p, event.inputs.size());
+        for (const SyscallInput& input : event.inputs) {
+          *p++ = input.arg_index;
+          p = put_bytes(p, input.bytes);
+        }
       }
       if (!event.writes.empty()) {
         kind |= kWritesFollow;
@@ -507,6 +521,31 @@ bool FrameDecoder::decode_event(Event* event) {
     return true;
   };
 
+  // The syscall inputs: count (at least 1), then per input its argument
+  // index byte (0..5) and its bytes (at most kMaxSyscallInputBytes).
+  auto inputs = [&]() {
+    REPRO_DECODE(varint(&u64, "bad syscall input count"));
+    // Each input takes at least 2 bytes (argument index, length).
+    if (u64 == 0 || u64 > static_cast<uint64_t>(end_ - pos_) / 2) {
+      return fail_length("syscall input count", u64);
+    }
+    event->inputs.resize(static_cast<size_t>(u64));
+    for (SyscallInput& input : event->inputs) {
+      if (pos_ == end_) {
+        return fail("bytes end inside the syscall inputs");
+      }
+      input.arg_index = *pos_++;
+      if (input.arg_index > 5) {
+        return fail("syscall input argument index above 5");
+      }
+      REPRO_DECODE(bytes(&input.bytes, "syscall input length"));
+      if (input.bytes.size() > kMaxSyscallInputBytes) {
+        return fail("syscall input longer than kMaxSyscallInputBytes");
+      }
+    }
+    return true;
+  };
+
   event->kind = kind;
   if (flags & kThreadFollows) {
     REPRO_DECODE(varint32(&state_.previous_thread, "bad thread index"));
@@ -539,6 +578,10 @@ bool FrameDecoder::decode_event(Event* event) {
       }
       if (event->syscall_flags & kSyscallReadsPipe) {
         REPRO_DECODE(varint(&event->file_offset, "bad pipe stream position"));
+      }
+      if (event->syscall_flags & kSyscallInputsFollow) {
+        event->syscall_flags &= ~kSyscallInputsFollow;
+        REPRO_DECODE(inputs());
       }
       REPRO_DECODE(
           writes(/*lengths_only=*/event->syscall_flags & (kSyscallReadsFileCopy | kSyscallReadsPipe)));

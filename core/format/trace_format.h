@@ -24,7 +24,7 @@ namespace repro::format {
 
 /// The layout version. Bumped by any change to the files below, to the frame
 /// prologue or to the event encoding; readers accept exactly this version.
-inline constexpr uint32_t kTraceFormatVersion = 6;
+inline constexpr uint32_t kTraceFormatVersion = 7;
 
 // File and directory names inside a trace directory.
 inline constexpr const char kHeaderFileName[] = "header";
@@ -125,6 +125,11 @@ inline constexpr size_t kMaxFileCopyReadBytes = 64u * 1024 * 1024;
 /// its capacity (64 KiB by default, 1 MiB for unprivileged F_SETPIPE_SZ),
 /// so its reader is never further behind than that.
 inline constexpr uint64_t kMaxQueuedPipeBytes = 4u * 1024 * 1024;
+
+/// Largest syscall input (Event::inputs) the decoder accepts: the recorder
+/// keeps at most a path (PATH_MAX, 4096 bytes) per argument, so anything
+/// longer is corruption.
+inline constexpr size_t kMaxSyscallInputBytes = 4096;
 
 /// A mapped file larger than this is not stored whole: its copy in files/
 /// has the file's size but holds only the non-zero pages of the range the

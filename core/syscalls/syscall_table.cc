@@ -192,6 +192,12 @@ const char* arg_kind_name(ArgKind kind) {
       return "out";
     case ArgKind::kInOut:
       return "in_out";
+    case ArgKind::kSockaddrIn:
+      return "sockaddr_in";
+    case ArgKind::kBufIn:
+      return "buf_in";
+    case ArgKind::kMsghdrIn:
+      return "msghdr_in";
   }
   return "unknown_arg_kind";
 }

@@ -32,7 +32,14 @@ enum class ArgKind : uint8_t {
   kAddr,      // an address in the tracee (mmap hint, brk, futex word...)
   kOut,       // pointer to memory the kernel writes; see LengthRule
   kInOut,     // pointer to memory the kernel reads and writes; see LengthRule
+  // Inputs the recorder keeps in Event::inputs (tracer/syscall_inputs.h),
+  // for readers of the trace; the next argument is the length in each case.
+  kSockaddrIn,  // pointer to a socket address the kernel reads (connect, bind, sendto)
+  kBufIn,       // pointer to bytes the kernel takes from the program (write, sendto)
+  kMsghdrIn,    // pointer to a struct msghdr the kernel reads (sendmsg): its msg_name
 };
+/// The last ArgKind enumerator, for tables and tests that cover them all.
+inline constexpr ArgKind kLastArgKind = ArgKind::kMsghdrIn;
 
 /// How many bytes an kOut / kInOut argument covers, decided after the
 /// syscall returned (only when it succeeded, result >= 0).

@@ -4,6 +4,8 @@
 #     event of the trace (as many as `check` counts, numbered 0..N-1);
 #   - --thread 1, --syscall write,exit_group, --from 5 --to 9 keep exactly
 #     the events they name (checked against the unfiltered JSON);
+#   - syscall events carry their inputs: the paths ld.so opened (libc.so.6),
+#     the first bytes of the program's writes;
 #   - an unknown syscall name is a usage error (64).
 # Usage: dump_json.sh REPRO BUILD_DIR
 source "$(dirname "$0")/lib.sh"
@@ -38,6 +40,14 @@ every = load("all")
 assert [e["index"] for e in every] == list(range(events)), (len(every), events)
 assert any(e["kind"] == "syscall" and e["syscall"] == "clone" for e in every)
 assert all("thread" in e and "kind" in e for e in every)
+syscalls = [e for e in every if e["kind"] == "syscall"]
+assert all(isinstance(e["inputs"], list) for e in syscalls)
+assert any(e["syscall"] == "openat" and e["result"] >= 0 and
+           [(i["arg"], i["text"].endswith("/libc.so.6")) for i in e["inputs"]] == [(1, True)]
+           for e in syscalls), "no openat of libc.so.6 with its path"
+writes = [e for e in syscalls if e["syscall"] == "write" and e["args"][2] > 0]
+assert writes and all(e["inputs"][0]["arg"] == 1 and
+                      e["inputs"][0]["bytes"] == min(32, e["args"][2]) for e in writes), writes[:2]
 def expect(name, keep):
     got = load(name)
     want = [e for e in every if keep(e)]

@@ -62,6 +62,7 @@ std::vector<Event> one_of_each_kind() {
   e.result = -14;
   e.syscall_flags = kSyscallExecuted | kSyscallEffectsUnknown | kSyscallDenied;
   e.writes = {{0x7ffd0000, "abc"}, {0x1000, std::string(300, 'z')}, {0x7ffd0010, ""}};
+  e.inputs = {{1, "/etc/passwd"}, {4, std::string("\x02\x00\x1f\x90\x7f\x00\x00\x01", 8)}};
   events.push_back(e);
 
   e = Event{};
@@ -165,8 +166,9 @@ TEST_CASE("64-bit extremes, negative values and empty strings round-trip", "[for
   e.syscall_number = kI32Min;
   e.args = {kU64Max, kU64Max, kU64Max, kU64Max, kU64Max, kU64Max};
   e.result = kI64Min;
-  // Every flag but those that move the bytes elsewhere (below).
-  e.syscall_flags = kU32Max & ~(kSyscallReadsFileCopy | kSyscallReadsPipe);
+  // Every flag but those that move the bytes elsewhere (below) and the
+  // encoder's own inputs bit (an event without inputs never has it).
+  e.syscall_flags = kU32Max & ~(kSyscallReadsFileCopy | kSyscallReadsPipe | kSyscallInputsFollow);
   e.writes = {{kU64Max, "x"}, {0, "y"}, {kU64Max, ""}, {0x8000000000000000ull, "z"}};
   events.push_back(e);
   e.result = kI64Max;
@@ -269,6 +271,46 @@ TEST_CASE("a read from a file copy keeps its lengths, not its bytes", "[format][
   CHECK(decoded[0].pipe_id == 123456);
   CHECK(decoded[0].file_offset == e.file_offset);
   CHECK(decoded[0].writes[1].bytes == std::string(1000, '\0'));
+}
+
+TEST_CASE("syscall inputs round-trip with the other syscall fields", "[format][roundtrip]") {
+  Event e;
+  e.kind = EventKind::kSyscall;
+  e.syscall_number = 257;  // openat
+  e.args = {static_cast<uint64_t>(-100), 0x7ffff7fb5510, 0x80000, 0, 0, 0};
+  e.result = 3;
+  e.inputs = {{1, "/lib/x86_64-linux-gnu/libc.so.6"}};
+  Event read_from_copy;
+  read_from_copy.kind = EventKind::kSyscall;
+  read_from_copy.syscall_number = 0;
+  read_from_copy.result = 2;
+  read_from_copy.syscall_flags = kSyscallReadsFileCopy | kSyscallFeedsPipe | kSyscallReadsPipe;
+  read_from_copy.content_id = std::string(kContentIdLength, 'c');
+  read_from_copy.pipe_id = 77;
+  read_from_copy.file_offset = 5;
+  read_from_copy.writes = {{0x1000, std::string(2, '\0')}};
+  read_from_copy.inputs = {{0, ""}, {5, std::string(kMaxSyscallInputBytes, 'p')}};
+  Event empty_input = e;
+  empty_input.inputs = {{0, ""}};
+  std::vector<Event> events = {e, read_from_copy, empty_input, e};
+  CHECK(round_trip(events) == events);
+
+  SECTION("the inputs bit never reaches Event::syscall_flags") {
+    Event stray = e;
+    stray.inputs.clear();
+    stray.syscall_flags = kSyscallInputsFollow;
+    std::vector<Event> decoded = round_trip({stray});
+    REQUIRE(decoded.size() == 1);
+    CHECK(decoded[0].syscall_flags == 0);
+    CHECK(decoded[0].inputs.empty());
+  }
+  SECTION("inputs of other kinds are not stored") {
+    Event entered = e;
+    entered.kind = EventKind::kSyscallEntered;
+    std::vector<Event> decoded = round_trip({entered});
+    REQUIRE(decoded.size() == 1);
+    CHECK(decoded[0].inputs.empty());
+  }
 }
 
 TEST_CASE("a large string and many writes round-trip", "[format][roundtrip]") {
@@ -509,4 +551,59 @@ TEST_CASE("the decoder survives random and mutated frame content", "[format][cor
 }
 
 }  // namespace
+TEST_CASE("an openat with its path encodes as docs/trace-format.md shows", "[format]") {
+  Event e;
+  e.kind = EventKind::kSyscall;
+  e.syscall_number = 257;
+  e.args = {static_cast<uint64_t>(-100), 1, 0, 0, 0, 0};
+  e.result = 3;
+  e.inputs = {{1, "/etc/hosts"}};
+  std::string frame = encode_frame({e});
+  const unsigned char expected[] = {0xA1, 0x81, 0x02, 0x03, 0x9C, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                                    0xFF, 0xFF, 0xFF, 0x01, 0x01, 0x06, 0x80, 0x04, 0x01, 0x01,
+                                    0x0A, '/',  'e',  't',  'c',  '/',  'h',  'o',  's',  't',  's'};
+  CHECK(frame.substr(kFramePrologueBytes) ==
+        std::string(reinterpret_cast<const char*>(expected), sizeof expected));
+}
+
+TEST_CASE("the decoder refuses bad syscall inputs", "[format][corruption]") {
+  Event e;
+  e.kind = EventKind::kSyscall;
+  e.syscall_number = 2;  // open: no args, so the inputs follow result and flags
+  e.inputs = {{0, "/x"}};
+  std::string good = encode_frame({e});
+  // kind, syscall number, result, flags (2 bytes: bit 9), count, index, length, "/x".
+  const size_t count_at = kFramePrologueBytes + 5;
+  REQUIRE(good.size() == count_at + 5);
+  REQUIRE(good[count_at] == 1);
+  REQUIRE(decode_all(good).is_ok());
+
+  SECTION("an argument index above 5") {
+    std::string bad = good;
+    bad[count_at + 1] = 6;
+    CHECK_THAT(decode_all(bad).message(), Catch::Contains("argument index above 5"));
+  }
+  SECTION("a count of zero") {
+    std::string bad = good;
+    bad[count_at] = 0;
+    CHECK_THAT(decode_all(bad).message(), Catch::Contains("syscall input count 0"));
+  }
+  SECTION("a length past the end") {
+    std::string bad = good;
+    bad[count_at + 2] = 9;
+    CHECK_THAT(decode_all(bad).message(), Catch::Contains("syscall input length 9 exceeds"));
+  }
+  SECTION("an input longer than kMaxSyscallInputBytes") {
+    Event big = e;
+    big.inputs = {{0, std::string(kMaxSyscallInputBytes + 1, 'a')}};
+    CHECK_THAT(decode_all(encode_frame({big})).message(),
+               Catch::Contains("longer than kMaxSyscallInputBytes"));
+  }
+  SECTION("truncated at every byte") {
+    for (size_t cut = kFramePrologueBytes; cut < good.size(); ++cut) {
+      CHECK(decode_all(good.substr(0, cut)).code() == StatusCode::kCorruption);
+    }
+  }
+}
+
 }  // namespace repro::format

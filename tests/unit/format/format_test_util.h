@@ -84,6 +84,12 @@ inline void make_event(uint64_t index, Event* event) {
     event->kind = EventKind::kSyscall;
     event->syscall_number = 110;  // getppid
     event->result = 4242;
+    if (pick < 5) {
+      event->syscall_number = 257;  // openat, with its path as an input
+      event->args = {static_cast<uint64_t>(-100), 0x7ffff7fb5510, 0x80000, 0, 0, 0};
+      event->result = pick < 2 ? -2 : 3;
+      event->inputs = {{1, "/lib/x86_64-linux-gnu/libc.so.6"}};
+    }
   } else if (pick < 75) {
     event->kind = EventKind::kSyscall;
     event->syscall_number = 0;  // read

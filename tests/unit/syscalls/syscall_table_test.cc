@@ -644,10 +644,11 @@ TEST_CASE("unknown syscall numbers and names find nothing and get a made-up name
 
 TEST_CASE("every syscall table enumerator has its own printable name", "[syscalls]") {
   std::set<std::string> kinds;
-  for (int k = 0; k <= static_cast<int>(ArgKind::kInOut); ++k) {
+  for (int k = 0; k <= static_cast<int>(kLastArgKind); ++k) {
     kinds.insert(arg_kind_name(static_cast<ArgKind>(k)));
   }
-  CHECK(kinds.size() == static_cast<size_t>(ArgKind::kInOut) + 1);
+  CHECK(kinds.size() == static_cast<size_t>(kLastArgKind) + 1);
+  CHECK(kinds.count("unknown_arg_kind") == 0);
   std::set<std::string> rules;
   for (int r = 0; r <= static_cast<int>(LengthRule::kCustom); ++r) {
     rules.insert(length_rule_name(static_cast<LengthRule>(r)));
