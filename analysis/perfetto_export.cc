@@ -75,6 +75,28 @@ std::string syscall_result_text(const format::Event& event) {
   return fmt::format("{}", result);
 }
 
+// What a syscall read from the program's memory (a path, a socket
+// address, the first bytes written), as text: printable ASCII as it is,
+// other bytes as \xNN, so the text is valid JSON and shows binary bytes.
+std::string input_text(const std::string& bytes) {
+  std::string text;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      text += static_cast<char>(c);
+    } else {
+      text += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return text;
+}
+
+// The inputs of a syscall event as args input_arg<N>.
+void add_inputs(const format::Event& event, Json* args) {
+  for (const format::SyscallInput& input : event.inputs) {
+    (*args)[fmt::format("input_arg{}", input.arg_index)] = input_text(input.bytes);
+  }
+}
+
 std::string signal_text(int32_t number) {
   const char* name = sigabbrev_np(number);
   return name != nullptr ? fmt::format("SIG{}", name) : fmt::format("signal {}", number);
@@ -132,8 +154,9 @@ class TimelineExporter::Impl {
     }
     if (track.state == State::kBlocked) {
       if (e.kind == format::EventKind::kSyscall) {
-        end_slice(track, index + 1,
-                  {{"result", syscall_result_text(e)}, {"completed_at_event", index}});
+        Json args = {{"result", syscall_result_text(e)}, {"completed_at_event", index}};
+        add_inputs(e, &args);
+        end_slice(track, index + 1, std::move(args));
         track.state = State::kIdle;
         return;
       }
@@ -163,6 +186,7 @@ class TimelineExporter::Impl {
         Json args = {{"event", index},
                      {"arguments", syscall_arguments_text(e)},
                      {"result", syscall_result_text(e)}};
+        add_inputs(e, &args);
         if (e.syscall_flags & format::kSyscallDenied) {
           args["answered_by_repro"] = true;
         }

@@ -11,7 +11,7 @@
 # made with CLONE_THREAD shares its creator's, any other is a process of
 # its own), and each process is named; every syscall, signal, preemption,
 # thread start and exit of the trace is on its thread's track exactly once
-# (by args.event); every B has its E on the same track, X slices lie inside
+# (by args.event), with the paths it read (args.input_argN); every B has its E on the same track, X slices lie inside
 # the slice open around them, timestamps never go back on a track, the
 # running slices of all tracks never overlap (one thread runs at a time)
 # and together hold every event of a thread's turn. Also -o FILE, and the
@@ -120,6 +120,18 @@ def check(name):
             assert seen[e["index"]] == 1, ("event not exported once", seen[e["index"]], e)
     ends = [e for e in out if e["ph"] == "E" and "completed_at_event" in e["args"]]
     assert sorted(e["args"]["completed_at_event"] for e in ends) == sorted(completions)
+
+    # What a syscall read (paths, mostly) is in its slice's args.
+    syscall_args = {e["args"]["event"]: e["args"] for e in out if e["ph"] == "X"}
+    syscall_args.update({e["args"]["completed_at_event"]: e["args"] for e in ends})
+    inputs = 0
+    for e in events:
+        for given in e.get("inputs", []):
+            raw = bytes.fromhex(given["hex"])
+            if all(0x20 <= b < 0x7f and b != 0x5c for b in raw):
+                assert syscall_args[e["index"]]["input_arg%d" % given["arg"]] == raw.decode(), e
+                inputs += 1
+    assert inputs > 0 or name != "racy", "no syscall input (the loader's paths) in the timeline"
 
     # Structure per track, in file order.
     last_ts = defaultdict(int)

@@ -90,6 +90,7 @@ std::vector<Event> example() {
   signal.signal_number = SIGUSR1;
   events.push_back(signal);                                // 9
   events.push_back(syscall(2, SYS_openat, -2));            // 10
+  events.back().inputs.push_back({1, std::string("/etc/\xff\\x", 8)});
   events.push_back(syscall(1, SYS_exit, 0));               // 11
   Event exit = of_kind(EventKind::kThreadExit, 1);
   events.push_back(exit);                                  // 12
@@ -183,6 +184,7 @@ TEST_CASE("syscalls are one-event slices with arguments and named errors, signal
   CHECK((*openat)["dur"] == 1);
   CHECK((*openat)["args"]["result"] == "-2 ENOENT");
   CHECK((*openat)["args"]["arguments"] == "3, 0x7ffff7dcee90, 16, 0");
+  CHECK((*openat)["args"]["input_arg1"] == "/etc/\\xff\\x5cx");
   auto signal = std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e["name"] == "SIGUSR1"; });
   REQUIRE(signal != t2.end());
   CHECK((*signal)["ph"] == "i");
