@@ -226,8 +226,7 @@ class TimelineExporter::Impl {
       if (leaders.insert(track.leader).second) {
         write_metadata("process_name", track.pid, track.pid,
                        {{"name", process_names_[track.leader]}});
-        write_metadata("process_sort_index", track.pid, track.pid,
-                       {{"sort_index", track.leader}});
+        write_metadata("process_sort_index", track.pid, track.pid, {{"sort_index", track.leader}});
       }
       write_metadata("thread_name", track.pid, track.tid, {{"name", fmt::format("t{}", thread)}});
       write_metadata("thread_sort_index", track.pid, track.tid, {{"sort_index", thread}});

@@ -23,9 +23,10 @@
 //    that completed at once is a one-event slice inside its "running" slice;
 //    a syscall the thread blocked in (syscall-entered ... syscall) is a
 //    slice of its own from entry to completion, between two "running"
-//    slices, while other tracks run. Signals, preemptions, rdtsc, execs,
-//    mapped files and thread starts and exits are instant events; a
-//    deadlock is a global instant. Every slice and instant carries its
+//    slices, while other tracks run. A syscall's args hold its arguments
+//    and result as `repro dump` prints them, and what it read from memory
+//    (paths). Signals, preemptions, rdtsc, execs, mapped files and thread
+//    starts and exits are instant events; a deadlock is a global instant. Every slice and instant carries its
 //    event's index in args.event, to find it in `repro dump`.
 //  - Order. Events are written as the trace is read, in event order, so
 //    timestamps never go back on any track; slices whose end is not known
@@ -50,9 +51,9 @@ constexpr uint64_t kMicrosecondsPerEvent = 1;
 
 /// What an export wrote, for the command's summary line.
 struct TimelineSummary {
-  uint64_t events = 0;     // trace events read
-  uint64_t processes = 0;  // process tracks
-  uint64_t threads = 0;    // thread tracks
+  uint64_t events = 0;                // trace events read
+  uint64_t processes = 0;             // process tracks
+  uint64_t threads = 0;               // thread tracks
   uint64_t trace_events_written = 0;  // JSON trace events (metadata included)
 };
 

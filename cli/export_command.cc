@@ -46,8 +46,8 @@ class ExportCommand : public Command {
     }
     // The timeline needs no bytes of file copies: a damaged files/ does not stop it.
     (*reader)->tolerate_missing_file_copies();
-    Result<analysis::TimelineSummary> summary = output_.empty() ? to_stdout(reader->get())
-                                                                : to_file(reader->get());
+    Result<analysis::TimelineSummary> summary =
+        output_.empty() ? to_stdout(reader->get()) : to_file(reader->get());
     if (!summary.is_ok()) {
       return report_error(summary.status());
     }

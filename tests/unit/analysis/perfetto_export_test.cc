@@ -1,11 +1,10 @@
 #include "analysis/perfetto_export.h"
 
-#include <catch2/catch.hpp>
 #include <sched.h>
 #include <sys/syscall.h>
 
+#include <catch2/catch.hpp>
 #include <csignal>
-
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -77,27 +76,27 @@ std::vector<Json> on_track(const Json& json, int64_t tid) {
 // and t2 gets a signal.
 std::vector<Event> example() {
   std::vector<Event> events;
-  events.push_back(thread_start(0, 0, 100, 0));            // 0
-  events.push_back(syscall(0, SYS_brk, 0x555555559000));   // 1
-  events.push_back(thread_start(1, 0, 101, kThreadFlags)); // 2
-  events.push_back(syscall(0, SYS_clone, 101));            // 3
-  events.push_back(thread_start(2, 0, 102, kThreadFlags)); // 4
-  events.push_back(syscall(0, SYS_clone, 102));            // 5
+  events.push_back(thread_start(0, 0, 100, 0));                            // 0
+  events.push_back(syscall(0, SYS_brk, 0x555555559000));                   // 1
+  events.push_back(thread_start(1, 0, 101, kThreadFlags));                 // 2
+  events.push_back(syscall(0, SYS_clone, 101));                            // 3
+  events.push_back(thread_start(2, 0, 102, kThreadFlags));                 // 4
+  events.push_back(syscall(0, SYS_clone, 102));                            // 5
   events.push_back(syscall(0, SYS_futex, 0, EventKind::kSyscallEntered));  // 6
-  events.push_back(syscall(1, SYS_clock_gettime, 0));      // 7
-  events.push_back(of_kind(EventKind::kPreempt, 1));       // 8
+  events.push_back(syscall(1, SYS_clock_gettime, 0));                      // 7
+  events.push_back(of_kind(EventKind::kPreempt, 1));                       // 8
   Event signal = of_kind(EventKind::kSignal, 2);
   signal.signal_number = SIGUSR1;
-  events.push_back(signal);                                // 9
-  events.push_back(syscall(2, SYS_openat, -2));            // 10
+  events.push_back(signal);                      // 9
+  events.push_back(syscall(2, SYS_openat, -2));  // 10
   events.back().inputs.push_back({1, std::string("/etc/\xff\\x", 8)});
-  events.push_back(syscall(1, SYS_exit, 0));               // 11
+  events.push_back(syscall(1, SYS_exit, 0));  // 11
   Event exit = of_kind(EventKind::kThreadExit, 1);
-  events.push_back(exit);                                  // 12
-  events.push_back(syscall(0, SYS_futex, 0));              // 13: completes 6
-  events.push_back(thread_start(3, 0, 103, SIGCHLD));      // 14
-  events.push_back(syscall(0, SYS_clone, 103));            // 15
-  events.push_back(syscall(3, SYS_getpid, 103));           // 16
+  events.push_back(exit);                              // 12
+  events.push_back(syscall(0, SYS_futex, 0));          // 13: completes 6
+  events.push_back(thread_start(3, 0, 103, SIGCHLD));  // 14
+  events.push_back(syscall(0, SYS_clone, 103));        // 15
+  events.push_back(syscall(3, SYS_getpid, 103));       // 16
   return events;
 }
 
@@ -116,8 +115,8 @@ TEST_CASE("each thread gets one named track, grouped by its process", "[analysis
       process_names[e["pid"]] = e["args"]["name"];
     }
   }
-  CHECK(thread_names == std::map<int64_t, std::string>{
-                           {100, "t0"}, {101, "t1"}, {102, "t2"}, {103, "t3"}});
+  CHECK(thread_names ==
+        std::map<int64_t, std::string>{{100, "t0"}, {101, "t1"}, {102, "t2"}, {103, "t3"}});
   CHECK(pid_of_tid == std::map<int64_t, int64_t>{{100, 100}, {101, 100}, {102, 100}, {103, 103}});
   CHECK(process_names == std::map<int64_t, std::string>{{100, "racy"}, {103, "racy"}});
 }
@@ -172,12 +171,14 @@ TEST_CASE("a blocking syscall is a slice from entry to completion, with its resu
   CHECK(end["args"]["completed_at_event"] == 13);
 }
 
-TEST_CASE("syscalls are one-event slices with arguments and named errors, signals and "
-          "preemptions are instants",
-          "[analysis][perfetto]") {
+TEST_CASE(
+    "syscalls are one-event slices with arguments and named errors, signals and "
+    "preemptions are instants",
+    "[analysis][perfetto]") {
   Json json = export_events(example());
   std::vector<Json> t2 = on_track(json, 102);
-  auto openat = std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e["name"] == "openat"; });
+  auto openat =
+      std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e["name"] == "openat"; });
   REQUIRE(openat != t2.end());
   CHECK((*openat)["ph"] == "X");
   CHECK((*openat)["ts"] == 10);
@@ -185,7 +186,8 @@ TEST_CASE("syscalls are one-event slices with arguments and named errors, signal
   CHECK((*openat)["args"]["result"] == "-2 ENOENT");
   CHECK((*openat)["args"]["arguments"] == "3, 0x7ffff7dcee90, 16, 0");
   CHECK((*openat)["args"]["input_arg1"] == "/etc/\\xff\\x5cx");
-  auto signal = std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e["name"] == "SIGUSR1"; });
+  auto signal =
+      std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e["name"] == "SIGUSR1"; });
   REQUIRE(signal != t2.end());
   CHECK((*signal)["ph"] == "i");
   CHECK((*signal)["cat"] == "signal");
