@@ -28,7 +28,7 @@ class ExportCommand : public Command {
                   "Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing: a track "
                   "per thread, running slices, syscalls as slices, signals and preemptions as "
                   "instants, on a logical clock (event N at N microseconds)");
-    sub->add_option("-o,--output", output_, "write to FILE instead of stdout");
+    sub->add_option("-o,--output", output_, "write to FILE instead of stdout")->option_text("FILE");
   }
 
   int run() override {
