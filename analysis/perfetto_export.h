@@ -26,8 +26,9 @@
 //    slices, while other tracks run. A syscall's args hold its arguments
 //    and result as `repro dump` prints them, and what it read from memory
 //    (paths). Signals, preemptions, rdtsc, execs, mapped files and thread
-//    starts and exits are instant events; a deadlock is a global instant. Every slice and instant carries its
-//    event's index in args.event, to find it in `repro dump`.
+//    starts and exits are instant events; a deadlock is a global instant.
+//    Every slice and instant carries its event's index in args.event, to
+//    find it in `repro dump`.
 //  - Order. Events are written as the trace is read, in event order, so
 //    timestamps never go back on any track; slices whose end is not known
 //    when they start ("running", blocking syscalls) are written as B/E pairs,
