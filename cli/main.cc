@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   entries.push_back({"report", "what happened in a recorded run: its processes, how they ended, and where it failed",
                      make_report_command()});
   entries.push_back({"dump", "print a trace's header and events, one per line", make_dump_command()});
+  entries.push_back({"export", "write a trace as a timeline (--perfetto: Chrome trace-event JSON)",
+                     make_export_command()});
   entries.push_back({"check", "validate a trace: complete, incomplete, or corrupt; file copies intact",
                      make_check_command()});
   entries.push_back({"syscalls", "print the syscall table, or one syscall's row", make_syscalls_command()});

@@ -76,6 +76,7 @@ set(REPRO_SCENARIOS
   "doctor 120"
   "dump_json 120"
   "exec_mount_namespace 120"
+  "export_perfetto 300"
   "file_reads_by_reference 180"
   "interrupted_recording 300"
   "hunt 900"
