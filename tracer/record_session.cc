@@ -63,7 +63,7 @@ constexpr int kInKernelGraceMs = 2;
 constexpr int kChaosInKernelGraceMs = 50;
 // How often, during the grace, the recorder looks whether the thread fell
 // asleep in the kernel (then it passes the CPU on at once).
-constexpr auto kInKernelSleepCheck = std::chrono::microseconds(200);
+constexpr auto kInKernelSleepCheck = std::chrono::microseconds(50);
 
 // How often buffered events are written out even if the frame is not full,
 // so a recorder killed with SIGKILL loses at most this much.
