@@ -45,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 
 PHASES = ["native", "strace", "record_no_fast_path", "record", "replay"]
+RUN_FIELDS = ["workload", "round", "phase", "seconds", "status", "ok"]
 PHASE_TITLES = {
     "native": "native",
     "strace": "strace -f",
@@ -266,18 +267,28 @@ def main():
         info["has_no_fast_path"] = has_no_fast_path
         info["rounds"] = args.rounds
         runs = []  # dicts: workload, round, phase, seconds, status, ok
+        # runs.csv is written as the runs happen, so an interrupted run keeps them.
+        runs_file = open(os.path.join(out_dir, "runs.csv"), "w", newline="")
+        runs_writer = csv.DictWriter(runs_file, fieldnames=RUN_FIELDS)
+        runs_writer.writeheader()
+
+        def add_run(run):
+            runs.append(run)
+            runs_writer.writerow(run)
+            runs_file.flush()
+
         sizes = {}  # workload -> list of (events, events_bytes, trace_bytes)
         failures = {}
         for rnd in range(1, args.rounds + 1):
             for name, argv, _ in selected:
                 line = [f"round {rnd}/{args.rounds} {name}:"]
                 native_s, native_status, _ = timed(argv, args.timeout, scratch)
-                runs.append(dict(workload=name, round=rnd, phase="native", seconds=native_s,
+                add_run(dict(workload=name, round=rnd, phase="native", seconds=native_s,
                                  status=native_status, ok=True))
                 line.append(f"native {native_s:.3f}")
 
                 s, st, _ = timed(["strace", "-f", "-o", "/dev/null"] + argv, args.timeout, scratch)
-                runs.append(dict(workload=name, round=rnd, phase="strace", seconds=s, status=st,
+                add_run(dict(workload=name, round=rnd, phase="strace", seconds=s, status=st,
                                  ok=st == native_status))
                 line.append(f"strace {s:.3f}")
 
@@ -290,7 +301,7 @@ def main():
                     s, st, err = timed([repro, "record"] + extra + ["-o", trace, "--"] + argv,
                                        args.timeout, scratch)
                     ok = st == native_status
-                    runs.append(dict(workload=name, round=rnd, phase=phase, seconds=s, status=st,
+                    add_run(dict(workload=name, round=rnd, phase=phase, seconds=s, status=st,
                                      ok=ok))
                     line.append(f"{phase} {s:.3f}" + ("" if ok else f" ({st})"))
                     if not ok:
@@ -308,7 +319,7 @@ def main():
                              dir_bytes(trace)))
                         s, st2, err = timed([repro, "replay", trace], args.timeout, scratch)
                         rok = st2 == st
-                        runs.append(dict(workload=name, round=rnd, phase="replay", seconds=s,
+                        add_run(dict(workload=name, round=rnd, phase="replay", seconds=s,
                                          status=st2, ok=rok))
                         line.append(f"replay {s:.3f}" + ("" if rok else f" ({st2})"))
                         if not rok:
@@ -320,6 +331,7 @@ def main():
                     if os.path.exists(leftover):
                         os.unlink(leftover)
                 print(" ".join(line), file=sys.stderr, flush=True)
+        runs_file.close()
         with open("/proc/loadavg") as f:
             info["loadavg_after"] = " ".join(f.read().split()[:3])
     finally:
@@ -413,11 +425,6 @@ def main():
 
     with open(os.path.join(out_dir, "table.md"), "w") as f:
         f.write(table)
-    with open(os.path.join(out_dir, "runs.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["workload", "round", "phase", "seconds", "status",
-                                               "ok"])
-        writer.writeheader()
-        writer.writerows(runs)
     fields = sorted({k for row in summary for k in row}, key=lambda k: (k != "workload", k))
     with open(os.path.join(out_dir, "summary.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
