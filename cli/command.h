@@ -20,6 +20,7 @@ class Command {
 
 std::unique_ptr<Command> make_syscalls_command();
 std::unique_ptr<Command> make_dump_command();
+std::unique_ptr<Command> make_effects_command();
 std::unique_ptr<Command> make_check_command();
 std::unique_ptr<Command> make_record_command();
 std::unique_ptr<Command> make_replay_command();

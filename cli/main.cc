@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   entries.push_back({"ci", "run a command natively; if it fails, hunt that failure and keep its trace", make_ci_command()});
   entries.push_back({"bench", "what recording costs a command: native, recorded and replayed runs side by side", make_bench_command()});
   entries.push_back({"dump", "print a trace's header and events, one per line", make_dump_command()});
+  entries.push_back({"effects", "what the recorded run touched outside itself: files, network endpoints, programs, signals",
+                     make_effects_command()});
   entries.push_back({"check", "validate a trace: complete, incomplete, or corrupt; file copies intact",
                      make_check_command()});
   entries.push_back({"syscalls", "print the syscall table, or one syscall's row", make_syscalls_command()});

@@ -72,6 +72,7 @@ set(REPRO_SCENARIOS
   "divergence_report 120"
   "doctor 120"
   "dump_json 120"
+  "effects 300"
   "exec_mount_namespace 120"
   "file_reads_by_reference 180"
   "interrupted_recording 300"
