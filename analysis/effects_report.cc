@@ -26,35 +26,34 @@ bool left_out(const FileEffect &file, const EffectsReportOptions &options) {
   return !file.changed() || quiet_device(file.path);
 }
 
-bool endpoint_left_out(const Endpoint &endpoint,
-                       const EffectsReportOptions &options) {
+bool endpoint_left_out(const Endpoint &endpoint, const EffectsReportOptions &options) {
   return !options.all && endpoint.family == AF_NETLINK;
 }
 
 const char *role_name(Endpoint::Role role) {
   switch (role) {
-  case Endpoint::Role::kConnected:
-    return "connected";
-  case Endpoint::Role::kListening:
-    return "listening";
-  case Endpoint::Role::kBound:
-    return "bound";
-  case Endpoint::Role::kSentTo:
-    return "sent-to";
-  case Endpoint::Role::kReceivedFrom:
-    return "received-from";
+    case Endpoint::Role::kConnected:
+      return "connected";
+    case Endpoint::Role::kListening:
+      return "listening";
+    case Endpoint::Role::kBound:
+      return "bound";
+    case Endpoint::Role::kSentTo:
+      return "sent-to";
+    case Endpoint::Role::kReceivedFrom:
+      return "received-from";
   }
   return "?";
 }
 
 const char *creation_name(Creation creation) {
   switch (creation) {
-  case Creation::kCreated:
-    return "created";
-  case Creation::kIfMissing:
-    return "created-if-missing";
-  case Creation::kNone:
-    break;
+    case Creation::kCreated:
+      return "created";
+    case Creation::kIfMissing:
+      return "created-if-missing";
+    case Creation::kNone:
+      break;
   }
   return "none";
 }
@@ -65,7 +64,7 @@ std::string plural(uint64_t count, const char *one, const char *many) {
 
 std::string signal_name(int signal) {
   if (signal == 0) {
-    return "0 (probe)";
+    return "signal 0 (a probe: nothing delivered)";
   }
   const char *name = sigabbrev_np(signal);
   return name ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
@@ -82,10 +81,9 @@ std::string error_or_ok(int64_t result) {
 // An argument as a shell would need it: in single quotes if it holds
 // anything but plain characters, so the argv reads unambiguously.
 std::string shell_quoted(const std::string &argument) {
-  bool plain = !argument.empty() &&
-               argument.find_first_not_of(
-                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                   "0123456789-_./=:,+@%") == std::string::npos;
+  bool plain = !argument.empty() && argument.find_first_not_of(
+                                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_./=:,+@%") == std::string::npos;
   if (plain) {
     return argument;
   }
@@ -107,16 +105,12 @@ std::string command_line(const std::vector<std::string> &argv) {
 // "created, wrote 3 bytes (1 write)" and so on, in the order things happen.
 std::vector<std::string> file_actions(const FileEffect &file) {
   std::vector<std::string> actions;
-  const char *what = file.is_socket      ? "socket "
-                     : file.is_directory ? "directory "
-                                         : "";
+  const char *what = file.is_socket ? "socket " : file.is_directory ? "directory " : "";
   if (file.creation == Creation::kCreated) {
     actions.push_back(fmt::format("{}created", what));
   } else if (file.creation == Creation::kIfMissing) {
-    actions.push_back(
-        file.maybe_truncated
-            ? "created, or truncated if it existed (O_CREAT|O_TRUNC)"
-            : "created if it did not exist (O_CREAT)");
+    actions.push_back(file.maybe_truncated ? "created, or truncated if it existed (O_CREAT|O_TRUNC)"
+                                           : "created if it did not exist (O_CREAT)");
   }
   if (!file.symlink_target.empty()) {
     actions.push_back(fmt::format("symbolic link to {}", file.symlink_target));
@@ -128,16 +122,13 @@ std::vector<std::string> file_actions(const FileEffect &file) {
     actions.push_back("truncated");
   }
   if (file.writes > 0) {
-    actions.push_back(fmt::format("wrote {} ({})",
-                                  plural(file.bytes_written, "byte", "bytes"),
+    actions.push_back(fmt::format("wrote {} ({})", plural(file.bytes_written, "byte", "bytes"),
                                   plural(file.writes, "write", "writes")));
-  } else if (file.opened_for_writing && file.creation == Creation::kNone &&
-             !file.truncated) {
+  } else if (file.opened_for_writing && file.creation == Creation::kNone && !file.truncated) {
     actions.push_back("opened for writing, nothing written");
   }
   if (file.mapped_shared_writable) {
-    actions.push_back(
-        "mapped shared and writable (writes through memory are not counted)");
+    actions.push_back("mapped shared and writable (writes through memory are not counted)");
   }
   if (!file.mode.empty()) {
     actions.push_back(fmt::format("mode set to {}", file.mode));
@@ -158,8 +149,7 @@ std::vector<std::string> file_actions(const FileEffect &file) {
     actions.push_back(fmt::format("{}deleted", what));
   }
   if (file.read && file.bytes_read > 0) {
-    actions.push_back(
-        fmt::format("read {}", plural(file.bytes_read, "byte", "bytes")));
+    actions.push_back(fmt::format("read {}", plural(file.bytes_read, "byte", "bytes")));
   } else if (file.read && !file.listed && !file.changed()) {
     actions.push_back("opened, nothing read");
   }
@@ -172,36 +162,28 @@ std::vector<std::string> file_actions(const FileEffect &file) {
 std::string endpoint_line(const Endpoint &endpoint) {
   std::vector<std::string> parts;
   if (endpoint.role == Endpoint::Role::kListening) {
-    parts.push_back(
-        fmt::format("listening, {} accepted", endpoint.connections));
-  } else if (endpoint.role == Endpoint::Role::kConnected &&
-             endpoint.connections > 0) {
-    parts.push_back(
-        endpoint.connections == 1
-            ? std::string("connected")
-            : fmt::format("connected {} times", endpoint.connections));
+    parts.push_back(fmt::format("listening, {} accepted", endpoint.connections));
+  } else if (endpoint.role == Endpoint::Role::kConnected && endpoint.connections > 0) {
+    parts.push_back(endpoint.connections == 1
+                        ? std::string("connected")
+                        : fmt::format("connected {} times", endpoint.connections));
   } else {
     parts.push_back(role_name(endpoint.role));
   }
   for (const auto &[error, count] : endpoint.failures) {
-    parts.push_back(count == 1
-                        ? fmt::format("failed: {}", error)
-                        : fmt::format("failed {} times: {}", count, error));
+    parts.push_back(count == 1 ? fmt::format("failed: {}", error)
+                               : fmt::format("failed {} times: {}", count, error));
   }
-  if (endpoint.bytes_sent > 0 ||
-      endpoint.role != Endpoint::Role::kReceivedFrom) {
-    parts.push_back(
-        fmt::format("sent {}", plural(endpoint.bytes_sent, "byte", "bytes")));
+  if (endpoint.bytes_sent > 0 || endpoint.role != Endpoint::Role::kReceivedFrom) {
+    parts.push_back(fmt::format("sent {}", plural(endpoint.bytes_sent, "byte", "bytes")));
   }
   if (endpoint.bytes_received > 0 || endpoint.role != Endpoint::Role::kSentTo) {
-    parts.push_back(fmt::format(
-        "received {}", plural(endpoint.bytes_received, "byte", "bytes")));
+    parts.push_back(fmt::format("received {}", plural(endpoint.bytes_received, "byte", "bytes")));
   }
   if (!endpoint.peers.empty()) {
     parts.push_back(fmt::format("from {}", fmt::join(endpoint.peers, ", ")));
   }
-  return fmt::format("{} {}  {}", endpoint.protocol, endpoint.address,
-                     fmt::join(parts, ", "));
+  return fmt::format("{} {}  {}", endpoint.protocol, endpoint.address, fmt::join(parts, ", "));
 }
 
 struct GroupCount {
@@ -209,8 +191,8 @@ struct GroupCount {
   uint64_t bytes_read = 0;
 };
 
-std::map<std::string, GroupCount>
-left_out_groups(const Effects &effects, const EffectsReportOptions &options) {
+std::map<std::string, GroupCount> left_out_groups(const Effects &effects,
+                                                  const EffectsReportOptions &options) {
   std::map<std::string, GroupCount> groups;
   for (const auto &[path, file] : effects.files) {
     if (left_out(file, options)) {
@@ -222,10 +204,9 @@ left_out_groups(const Effects &effects, const EffectsReportOptions &options) {
   return groups;
 }
 
-} // namespace
+}  // namespace
 
-std::string effects_text(const Effects &effects,
-                         const EffectsReportOptions &options) {
+std::string effects_text(const Effects &effects, const EffectsReportOptions &options) {
   std::string text;
   auto line = [&](const std::string &s) { text += s + "\n"; };
   std::vector<const FileEffect *> changed;
@@ -242,8 +223,7 @@ std::string effects_text(const Effects &effects,
     }
     width = std::min<size_t>(width, 60);
     for (const FileEffect *file : files) {
-      line(fmt::format("  {:<{}}  {}", file->path, width,
-                       fmt::join(file_actions(*file), ", ")));
+      line(fmt::format("  {:<{}}  {}", file->path, width, fmt::join(file_actions(*file), ", ")));
     }
   };
   line(fmt::format("Files changed ({}):", changed.size()));
@@ -254,14 +234,12 @@ std::string effects_text(const Effects &effects,
   if (!groups.empty()) {
     std::vector<std::string> parts;
     for (const auto &[name, group] : groups) {
-      parts.push_back(
-          fmt::format("{} {} ({})", plural(group.files, "file", "files"),
-                      name == "libraries" ? "of libraries and the loader"
-                                          : fmt::format("under /{}", name),
-                      plural(group.bytes_read, "byte read", "bytes read")));
+      parts.push_back(fmt::format(
+          "{} {} ({})", plural(group.files, "file", "files"),
+          name == "libraries" ? "of libraries and the loader" : fmt::format("under /{}", name),
+          plural(group.bytes_read, "byte read", "bytes read")));
     }
-    line(fmt::format("  left out: {}; --all lists them",
-                     fmt::join(parts, ", ")));
+    line(fmt::format("  left out: {}; --all lists them", fmt::join(parts, ", ")));
   }
 
   std::vector<const Endpoint *> endpoints;
@@ -284,40 +262,35 @@ std::string effects_text(const Effects &effects,
 
   line(fmt::format("Programs executed ({}):", effects.programs.size()));
   for (const ExecutedProgram &program : effects.programs) {
-    line(fmt::format("  pid {}  {}  $ {}", program.pid, program.path,
-                     command_line(program.argv)));
+    line(fmt::format("  pid {}  {}  $ {}", program.pid, program.path, command_line(program.argv)));
   }
-  line(fmt::format("Signals sent outside the recording ({}):",
-                   effects.outside_signals.size()));
+  line(fmt::format("Signals sent outside the recording ({}):", effects.outside_signals.size()));
   for (const SignalSent &sent : effects.outside_signals) {
-    line(fmt::format("  pid {}: {}({}) to {}: {}", sent.from_pid, sent.syscall,
-                     signal_name(sent.signal), sent.target_description,
-                     error_or_ok(sent.result)));
+    line(fmt::format("  pid {}: {} {} to {}: {}", sent.from_pid, sent.syscall,
+                     signal_name(sent.signal), sent.target_description, error_or_ok(sent.result)));
   }
-  line(fmt::format("Totals: {}, {}; {} to stdout, {} to stderr, {} from stdin",
-                   plural(effects.processes, "process", "processes"),
-                   plural(effects.threads, "thread", "threads"),
-                   plural(effects.stdout_bytes, "byte", "bytes"),
-                   plural(effects.stderr_bytes, "byte", "bytes"),
-                   plural(effects.stdin_bytes, "byte", "bytes")));
+  line(fmt::format(
+      "Totals: {}, {}; {} to stdout, {} to stderr, {} from stdin",
+      plural(effects.processes, "process", "processes"),
+      plural(effects.threads, "thread", "threads"), plural(effects.stdout_bytes, "byte", "bytes"),
+      plural(effects.stderr_bytes, "byte", "bytes"), plural(effects.stdin_bytes, "byte", "bytes")));
   if (effects.missing_inputs > 0) {
-    line(fmt::format("Note: {} without the path or address in the trace (a "
-                     "pointer the kernel "
-                     "could not read): their effects are not listed",
-                     plural(effects.missing_inputs, "syscall", "syscalls")));
+    line(
+        fmt::format("Note: {} without the path or address in the trace (a "
+                    "pointer the kernel "
+                    "could not read): their effects are not listed",
+                    plural(effects.missing_inputs, "syscall", "syscalls")));
   }
   if (effects.unknown_descriptor_calls > 0) {
-    line(fmt::format(
-        "Note: {} on descriptors the trace does not show the origin of "
-        "(inherited, or passed over a socket): not counted",
-        plural(effects.unknown_descriptor_calls, "read or write",
-               "reads or writes")));
+    line(
+        fmt::format("Note: {} on descriptors the trace does not show the origin of "
+                    "(inherited, or passed over a socket): not counted",
+                    plural(effects.unknown_descriptor_calls, "read or write", "reads or writes")));
   }
   return text;
 }
 
-nlohmann::json effects_json(const Effects &effects,
-                            const EffectsReportOptions &options) {
+nlohmann::json effects_json(const Effects &effects, const EffectsReportOptions &options) {
   using nlohmann::json;
   json changed = json::array();
   json read = json::array();
@@ -432,4 +405,4 @@ nlohmann::json effects_json(const Effects &effects,
             {"unknown_descriptor_calls", effects.unknown_descriptor_calls}}}};
 }
 
-} // namespace repro::analysis
+}  // namespace repro::analysis

@@ -32,8 +32,7 @@ std::string normalize_path(const std::string &absolute) {
   return path.empty() ? "/" : path;
 }
 
-void ProcessFiles::start_root(uint32_t thread, int32_t tid,
-                              const std::string &cwd) {
+void ProcessFiles::start_root(uint32_t thread, int32_t tid, const std::string &cwd) {
   Thread root;
   root.pid = tid;
   root.table = std::make_shared<Table>();
@@ -63,9 +62,8 @@ void ProcessFiles::start_thread(uint32_t thread, uint32_t parent, int32_t tid,
     return;
   }
   child.pid = (clone_flags & CLONE_THREAD) ? creator->pid : tid;
-  child.table = (clone_flags & CLONE_FILES)
-                    ? creator->table
-                    : std::make_shared<Table>(*creator->table);
+  child.table =
+      (clone_flags & CLONE_FILES) ? creator->table : std::make_shared<Table>(*creator->table);
   child.cwd = (clone_flags & CLONE_FS)
                   ? creator->cwd
                   : std::make_shared<std::optional<std::string>>(*creator->cwd);
@@ -86,8 +84,7 @@ void ProcessFiles::exec(uint32_t thread) {
   t->table = std::move(table);
 }
 
-void ProcessFiles::install(uint32_t thread, int fd,
-                           std::shared_ptr<OpenFile> file, bool cloexec) {
+void ProcessFiles::install(uint32_t thread, int fd, std::shared_ptr<OpenFile> file, bool cloexec) {
   if (Thread *t = find(thread)) {
     (*t->table)[fd] = Descriptor{std::move(file), cloexec};
   }
@@ -99,8 +96,7 @@ void ProcessFiles::close(uint32_t thread, int fd) {
   }
 }
 
-void ProcessFiles::close_range(uint32_t thread, uint64_t first, uint64_t last,
-                               bool cloexec_only) {
+void ProcessFiles::close_range(uint32_t thread, uint64_t first, uint64_t last, bool cloexec_only) {
   Thread *t = find(thread);
   if (t == nullptr) {
     return;
@@ -118,8 +114,7 @@ void ProcessFiles::close_range(uint32_t thread, uint64_t first, uint64_t last,
   }
 }
 
-bool ProcessFiles::duplicate(uint32_t thread, int old_fd, int new_fd,
-                             bool cloexec) {
+bool ProcessFiles::duplicate(uint32_t thread, int old_fd, int new_fd, bool cloexec) {
   std::shared_ptr<OpenFile> file = lookup(thread, old_fd);
   if (file == nullptr) {
     close(thread, new_fd);
@@ -146,8 +141,7 @@ std::shared_ptr<OpenFile> ProcessFiles::lookup(uint32_t thread, int fd) const {
   return it == t->table->end() ? nullptr : it->second.file;
 }
 
-ResolvedPath ProcessFiles::resolve(uint32_t thread, int dirfd,
-                                   const std::string &path) const {
+ResolvedPath ProcessFiles::resolve(uint32_t thread, int dirfd, const std::string &path) const {
   if (!path.empty() && path[0] == '/') {
     return {normalize_path(path), true};
   }
@@ -157,8 +151,7 @@ ResolvedPath ProcessFiles::resolve(uint32_t thread, int dirfd,
       base = *t->cwd;
     }
   } else if (auto file = lookup(thread, dirfd);
-             file && file->kind == OpenFile::Kind::kFile &&
-             file->path_resolved) {
+             file && file->kind == OpenFile::Kind::kFile && file->path_resolved) {
     base = file->path;
   }
   if (!base) {
@@ -167,8 +160,7 @@ ResolvedPath ProcessFiles::resolve(uint32_t thread, int dirfd,
   return {normalize_path(path.empty() ? *base : *base + "/" + path), true};
 }
 
-void ProcessFiles::change_directory(uint32_t thread,
-                                    const ResolvedPath &directory) {
+void ProcessFiles::change_directory(uint32_t thread, const ResolvedPath &directory) {
   if (Thread *t = find(thread)) {
     // Assigning through the shared pointer: CLONE_FS threads see it too.
     if (directory.resolved) {
@@ -194,4 +186,4 @@ const ProcessFiles::Thread *ProcessFiles::find(uint32_t thread) const {
   return it == threads_.end() ? nullptr : &it->second;
 }
 
-} // namespace repro::analysis
+}  // namespace repro::analysis

@@ -35,7 +35,7 @@ SocketAddress parse_socket_address(std::string_view bytes) {
     if (path.empty()) {
       address.text = "unnamed";
     } else if (path[0] == '\0') {
-      address.text = "@" + std::string(path.substr(1)); // an abstract name
+      address.text = "@" + std::string(path.substr(1));  // an abstract name
     } else {
       address.unix_path = std::string(path.substr(0, path.find('\0')));
       address.text = address.unix_path;
@@ -51,17 +51,17 @@ SocketAddress parse_socket_address(std::string_view bytes) {
 
 std::string family_name(int family) {
   switch (family) {
-  case AF_INET:
-    return "inet";
-  case AF_INET6:
-    return "inet6";
-  case AF_UNIX:
-    return "unix";
-  case AF_NETLINK:
-    return "netlink";
-  default:
-    return fmt::format("family {}", family);
+    case AF_INET:
+      return "inet";
+    case AF_INET6:
+      return "inet6";
+    case AF_UNIX:
+      return "unix";
+    case AF_NETLINK:
+      return "netlink";
+    default:
+      return fmt::format("family {}", family);
   }
 }
 
-} // namespace repro::analysis
+}  // namespace repro::analysis

@@ -8,7 +8,7 @@
 namespace repro::analysis {
 
 struct SocketAddress {
-  int family = 0; // AF_*; 0 if the bytes are too short to say
+  int family = 0;  // AF_*; 0 if the bytes are too short to say
   /// "127.0.0.1:8080", "[::1]:8080", "/run/x.sock", "@abstract", "unnamed";
   /// for other families "family N".
   std::string text;
@@ -23,4 +23,4 @@ SocketAddress parse_socket_address(std::string_view bytes);
 /// "inet", "inet6", "unix", "netlink", or "family N".
 std::string family_name(int family);
 
-} // namespace repro::analysis
+}  // namespace repro::analysis

@@ -16,27 +16,25 @@ namespace repro::cli {
 namespace {
 
 class EffectsCommand : public Command {
-public:
+ public:
   void declare(CLI::App *sub) override {
-    sub->add_option("trace", trace_,
-                    "trace directory (default: the latest trace)");
+    sub->add_option("trace", trace_, "trace directory (default: the latest trace)");
     sub->add_flag("--json", json_, "one JSON object instead of text");
-    sub->add_flag(
-        "--all", options_.all,
-        "list everything; without it, files under /proc, /sys and /dev that "
-        "were "
-        "only read (and /dev/null, /dev/zero, /dev/urandom written), reads of "
-        "shared "
-        "libraries, /usr/lib, locale and ld.so files, and netlink sockets are "
-        "counted by group");
-    sub->footer("Paths are resolved against the working directory of the "
-                "process (chdir, fchdir) "
-                "or the directory descriptor given, lexically (symbolic links "
-                "are not followed); "
-                "one relative to a directory the trace does not name shows as "
-                "?/NAME. Whether a "
-                "file opened with O_CREAT existed before is known only if the "
-                "run looked first.");
+    sub->add_flag("--all", options_.all,
+                  "list everything; without it, files under /proc, /sys and /dev that were "
+                  "only read (and /dev/null, /dev/zero, /dev/urandom written), what the loader "
+                  "and runtimes read (shared objects, /lib, /usr/lib, locale, zoneinfo and ld.so "
+                  "files, Python modules) and netlink sockets are "
+                  "counted by group");
+    sub->footer(
+        "Paths are resolved against the working directory of the "
+        "process (chdir, fchdir) "
+        "or the directory descriptor given, lexically (symbolic links "
+        "are not followed); "
+        "one relative to a directory the trace does not name shows as "
+        "?/NAME. Whether a "
+        "file opened with O_CREAT existed before is known only if the "
+        "run looked first.");
   }
 
   int run() override {
@@ -56,16 +54,14 @@ public:
     return kExitOk;
   }
 
-private:
+ private:
   std::string trace_;
   bool json_ = false;
   analysis::EffectsReportOptions options_;
 };
 
-} // namespace
+}  // namespace
 
-std::unique_ptr<Command> make_effects_command() {
-  return std::make_unique<EffectsCommand>();
-}
+std::unique_ptr<Command> make_effects_command() { return std::make_unique<EffectsCommand>(); }
 
-} // namespace repro::cli
+}  // namespace repro::cli
