@@ -79,7 +79,8 @@ std::string error_or_ok(int64_t result) {
 }
 
 // An argument as a shell would need it: in single quotes if it holds
-// anything but plain characters, so the argv reads unambiguously.
+// anything but plain characters, or in $'...' with escapes if it holds
+// control characters (a newline would break the one line per program).
 std::string shell_quoted(const std::string &argument) {
   bool plain = !argument.empty() && argument.find_first_not_of(
                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -87,9 +88,30 @@ std::string shell_quoted(const std::string &argument) {
   if (plain) {
     return argument;
   }
-  std::string quoted = "'";
-  for (char c : argument) {
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  bool control = false;
+  for (unsigned char c : argument) {
+    control = control || c < 0x20 || c == 0x7f;
+  }
+  if (!control) {
+    std::string quoted = "'";
+    for (char c : argument) {
+      quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return quoted + "'";
+  }
+  std::string quoted = "$'";
+  for (unsigned char c : argument) {
+    if (c == '\n') {
+      quoted += "\\n";
+    } else if (c == '\t') {
+      quoted += "\\t";
+    } else if (c == '\\' || c == '\'') {
+      quoted += std::string("\\") + static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      quoted += fmt::format("\\x{:02x}", c);
+    } else {
+      quoted += static_cast<char>(c);
+    }
   }
   return quoted + "'";
 }

@@ -238,5 +238,15 @@ TEST_CASE("reads of libraries and /proc are counted by group unless --all") {
   CHECK(effects_json(effects, {.all = true})["files_read"].size() == 3);
 }
 
+TEST_CASE("each program is one line of text, its argv shell-quoted") {
+  EffectsTracker tracker("/");
+  tracker.observe(thread_start(0, 0, 100, 0));
+  format::Event event = exec(0, "/bin/sh");
+  event.data = std::string("sh\0-c\0echo 'a'\nexit\0", 20);
+  tracker.observe(event);
+  std::string text = effects_text(tracker.finish(), {});
+  CHECK(text.find("  pid 100  /bin/sh  $ sh -c $'echo \\'a\\'\\nexit'\n") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace repro::analysis
