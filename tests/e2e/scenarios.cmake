@@ -71,6 +71,7 @@ set(REPRO_SCENARIOS
   "disk_full 180"
   "divergence_report 120"
   "doctor 120"
+  "dump_decoding 120"
   "dump_json 120"
   "effects 300"
   "exec_mount_namespace 120"
