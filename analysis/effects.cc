@@ -21,8 +21,8 @@ namespace {
 // close_range's flags (linux/close_range.h), absent from older libc headers.
 constexpr uint64_t kCloseRangeCloexec = 1u << 2;
 
-const std::string *find_input(const format::Event &event, int index) {
-  for (const format::SyscallInput &input : event.inputs) {
+const std::string* find_input(const format::Event& event, int index) {
+  for (const format::SyscallInput& input : event.inputs) {
     if (input.arg_index == index) {
       return &input.bytes;
     }
@@ -31,8 +31,8 @@ const std::string *find_input(const format::Event &event, int index) {
 }
 
 // The bytes the kernel wrote at `address` during the syscall, if any.
-const std::string *find_write(const format::Event &event, uint64_t address) {
-  for (const format::MemoryWrite &write : event.writes) {
+const std::string* find_write(const format::Event& event, uint64_t address) {
+  for (const format::MemoryWrite& write : event.writes) {
     if (write.address == address && address != 0) {
       return &write.bytes;
     }
@@ -41,7 +41,7 @@ const std::string *find_write(const format::Event &event, uint64_t address) {
 }
 
 std::string error_name(int64_t result) {
-  const char *name = strerrorname_np(static_cast<int>(-result));
+  const char* name = strerrorname_np(static_cast<int>(-result));
   return name ? name : fmt::format("errno {}", -result);
 }
 
@@ -61,7 +61,7 @@ std::string protocol_name(int family, int type) {
   }
 }
 
-const char *role_key(Endpoint::Role role) {
+const char* role_key(Endpoint::Role role) {
   switch (role) {
     case Endpoint::Role::kConnected:
       return "connected";
@@ -77,7 +77,7 @@ const char *role_key(Endpoint::Role role) {
   return "?";
 }
 
-int fd_arg(const format::Event &event, int index) { return static_cast<int>(event.args[index]); }
+int fd_arg(const format::Event& event, int index) { return static_cast<int>(event.args[index]); }
 
 }  // namespace
 
@@ -88,7 +88,7 @@ bool FileEffect::changed() const {
          times_changed || mapped_shared_writable;
 }
 
-const char *path_group_name(PathGroup group) {
+const char* path_group_name(PathGroup group) {
   switch (group) {
     case PathGroup::kProc:
       return "proc";
@@ -104,8 +104,8 @@ const char *path_group_name(PathGroup group) {
   return "";
 }
 
-PathGroup path_group(const std::string &path) {
-  auto under = [&](const char *directory) {
+PathGroup path_group(const std::string& path) {
+  auto under = [&](const char* directory) {
     size_t length = std::strlen(directory);
     return path.compare(0, length, directory) == 0 &&
            (path.size() == length || path[length] == '/');
@@ -121,7 +121,7 @@ PathGroup path_group(const std::string &path) {
   }
   // What the loader, libc and language runtimes read to start: shared
   // libraries and their caches, locale data, modules of interpreters.
-  for (const char *directory :
+  for (const char* directory :
        {"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/local/lib",
         "/usr/share/locale", "/etc/ld.so.cache", "/etc/ld.so.preload", "/etc/ld.so.conf",
         "/etc/ld.so.conf.d", "/etc/locale.alias", "/usr/share/zoneinfo", "/etc/localtime",
@@ -132,7 +132,7 @@ PathGroup path_group(const std::string &path) {
   }
   // Shared objects and interpreters' modules installed elsewhere (a
   // virtualenv, pyenv, /opt): what starting the runtime reads, not data.
-  for (const char *part : {".so.", "/lib/python", "/site-packages/", "/__pycache__/"}) {
+  for (const char* part : {".so.", "/lib/python", "/site-packages/", "/__pycache__/"}) {
     if (path.find(part) != std::string::npos) {
       return PathGroup::kLibraries;
     }
@@ -145,7 +145,7 @@ PathGroup path_group(const std::string &path) {
 
 EffectsTracker::EffectsTracker(std::string initial_cwd) : initial_cwd_(std::move(initial_cwd)) {}
 
-void EffectsTracker::observe(const format::Event &event) {
+void EffectsTracker::observe(const format::Event& event) {
   switch (event.kind) {
     case format::EventKind::kThreadStart:
       recorded_tids_.insert(event.recorded_tid);
@@ -187,9 +187,9 @@ void EffectsTracker::observe(const format::Event &event) {
   }
 }
 
-bool EffectsTracker::input_path(const format::Event &event, int dirfd, int index,
-                                ResolvedPath *out) {
-  const std::string *bytes = find_input(event, index);
+bool EffectsTracker::input_path(const format::Event& event, int dirfd, int index,
+                                ResolvedPath* out) {
+  const std::string* bytes = find_input(event, index);
   if (bytes == nullptr) {
     ++effects_.missing_inputs;
     return false;
@@ -198,8 +198,8 @@ bool EffectsTracker::input_path(const format::Event &event, int dirfd, int index
   return true;
 }
 
-FileEffect &EffectsTracker::file(const ResolvedPath &path) {
-  FileEffect &effect = effects_.files[path.path];
+FileEffect& EffectsTracker::file(const ResolvedPath& path) {
+  FileEffect& effect = effects_.files[path.path];
   if (effect.path.empty()) {
     effect.path = path.path;
     effect.resolved = path.resolved;
@@ -208,11 +208,11 @@ FileEffect &EffectsTracker::file(const ResolvedPath &path) {
   return effect;
 }
 
-Endpoint &EffectsTracker::endpoint(Endpoint::Role role, const OpenFile &socket,
-                                   const std::string &address, std::string *key) {
+Endpoint& EffectsTracker::endpoint(Endpoint::Role role, const OpenFile& socket,
+                                   const std::string& address, std::string* key) {
   std::string protocol = protocol_name(socket.family, socket.socket_type);
   *key = fmt::format("{} {} {}", role_key(role), protocol, address);
-  Endpoint &endpoint = effects_.endpoints[*key];
+  Endpoint& endpoint = effects_.endpoints[*key];
   if (endpoint.address.empty()) {
     endpoint.role = role;
     endpoint.family = socket.family;
@@ -222,11 +222,11 @@ Endpoint &EffectsTracker::endpoint(Endpoint::Role role, const OpenFile &socket,
   return endpoint;
 }
 
-void EffectsTracker::note_existence(const format::Event &event, int dirfd, int path_arg) {
+void EffectsTracker::note_existence(const format::Event& event, int dirfd, int path_arg) {
   if (event.result != 0 && event.result != -ENOENT && event.result != -ENOTDIR) {
     return;
   }
-  if (const std::string *bytes = find_input(event, path_arg)) {
+  if (const std::string* bytes = find_input(event, path_arg)) {
     ResolvedPath path = processes_.resolve(event.thread, dirfd, *bytes);
     if (path.resolved) {
       exists_[path.path] = event.result == 0;
@@ -234,7 +234,7 @@ void EffectsTracker::note_existence(const format::Event &event, int dirfd, int p
   }
 }
 
-void EffectsTracker::on_syscall(const format::Event &event) {
+void EffectsTracker::on_syscall(const format::Event& event) {
   if (syscalls::is_restart_result(event.result)) {
     return;  // interrupted: it did nothing, and is made again
   }
@@ -251,9 +251,9 @@ void EffectsTracker::on_syscall(const format::Event &event) {
   }
 }
 
-void EffectsTracker::open_file(const format::Event &event, int dirfd, int path_arg, int flags) {
+void EffectsTracker::open_file(const format::Event& event, int dirfd, int path_arg, int flags) {
   ResolvedPath path;
-  const std::string *bytes = find_input(event, path_arg);
+  const std::string* bytes = find_input(event, path_arg);
   if (event.result < 0) {
     if (bytes != nullptr && (event.result == -ENOENT) && (flags & O_CREAT) == 0) {
       path = processes_.resolve(event.thread, dirfd, *bytes);
@@ -280,7 +280,7 @@ void EffectsTracker::open_file(const format::Event &event, int dirfd, int path_a
   open_file->open_flags = flags;
   processes_.install(event.thread, fd, open_file, (flags & O_CLOEXEC) != 0);
 
-  FileEffect &effect = file(path);
+  FileEffect& effect = file(path);
   int access = flags & O_ACCMODE;
   bool writing = access == O_WRONLY || access == O_RDWR;
   if (access == O_RDONLY || access == O_RDWR) {
@@ -321,7 +321,7 @@ void EffectsTracker::count_io(uint32_t thread, int fd, uint64_t bytes, bool writ
   }
   switch (open_file->kind) {
     case OpenFile::Kind::kFile: {
-      FileEffect &effect = file({open_file->path, open_file->path_resolved});
+      FileEffect& effect = file({open_file->path, open_file->path_resolved});
       if (written) {
         effect.bytes_written += bytes;
         effect.writes += bytes > 0 ? 1 : 0;  // copy_file_range's final 0 wrote nothing
@@ -351,11 +351,11 @@ void EffectsTracker::count_io(uint32_t thread, int fd, uint64_t bytes, bool writ
   }
 }
 
-void EffectsTracker::on_fd_syscall(const format::Event &event, bool *handled) {
+void EffectsTracker::on_fd_syscall(const format::Event& event, bool* handled) {
   *handled = true;
   uint32_t thread = event.thread;
   int64_t result = event.result;
-  const auto &args = event.args;
+  const auto& args = event.args;
   switch (event.syscall_number) {
     case SYS_open:
       open_file(event, AT_FDCWD, 0, static_cast<int>(args[1]));
@@ -442,7 +442,7 @@ void EffectsTracker::on_fd_syscall(const format::Event &event, bool *handled) {
       if (result >= 0) {
         auto open_file = processes_.lookup(thread, fd_arg(event, 0));
         if (open_file && open_file->kind == OpenFile::Kind::kFile) {
-          FileEffect &effect = file({open_file->path, open_file->path_resolved});
+          FileEffect& effect = file({open_file->path, open_file->path_resolved});
           effect.listed = true;
           effect.is_directory = true;
         }
@@ -454,7 +454,7 @@ void EffectsTracker::on_fd_syscall(const format::Event &event, bool *handled) {
       if (result == 0) {
         auto open_file = processes_.lookup(thread, fd_arg(event, 0));
         if (open_file && open_file->kind == OpenFile::Kind::kFile) {
-          FileEffect &effect = file({open_file->path, open_file->path_resolved});
+          FileEffect& effect = file({open_file->path, open_file->path_resolved});
           if (event.syscall_number == SYS_ftruncate) {
             effect.truncated = true;
           } else if (event.syscall_number == SYS_fchmod) {
@@ -484,7 +484,7 @@ void EffectsTracker::on_fd_syscall(const format::Event &event, bool *handled) {
     case SYS_pipe:
     case SYS_pipe2:
       if (result == 0) {
-        if (const std::string *fds = find_write(event, args[0]); fds && fds->size() == 8) {
+        if (const std::string* fds = find_write(event, args[0]); fds && fds->size() == 8) {
           int pair[2];
           std::memcpy(pair, fds->data(), sizeof pair);
           bool cloexec = event.syscall_number == SYS_pipe2 && (args[1] & O_CLOEXEC);
@@ -509,6 +509,12 @@ void EffectsTracker::on_fd_syscall(const format::Event &event, bool *handled) {
     case SYS_userfaultfd:
     case SYS_perf_event_open:
     case SYS_pidfd_open:
+      if (result >= 0) {
+        auto pidfd = std::make_shared<OpenFile>();
+        pidfd->pidfd_pid = static_cast<int32_t>(args[0]);
+        processes_.install(thread, static_cast<int>(result), pidfd, true);  // always O_CLOEXEC
+      }
+      return;
     case SYS_pidfd_getfd:
     case SYS_fanotify_init:
     case SYS_open_by_handle_at:
@@ -524,10 +530,10 @@ void EffectsTracker::on_fd_syscall(const format::Event &event, bool *handled) {
   }
 }
 
-void EffectsTracker::on_file_syscall(const format::Event &event, bool *handled) {
+void EffectsTracker::on_file_syscall(const format::Event& event, bool* handled) {
   *handled = true;
   uint32_t thread = event.thread;
-  const auto &args = event.args;
+  const auto& args = event.args;
   int number = event.syscall_number;
   // Lookups first: they say whether a path existed, which tells a later
   // O_CREAT apart from a creation.
@@ -560,7 +566,7 @@ void EffectsTracker::on_file_syscall(const format::Event &event, bool *handled) 
     case SYS_unlink:
     case SYS_rmdir:
       if (input_path(event, AT_FDCWD, 0, &path)) {
-        FileEffect &effect = file(path);
+        FileEffect& effect = file(path);
         effect.deleted = true;
         effect.is_directory = effect.is_directory || number == SYS_rmdir;
         exists_[path.path] = false;
@@ -568,7 +574,7 @@ void EffectsTracker::on_file_syscall(const format::Event &event, bool *handled) 
       return;
     case SYS_unlinkat:
       if (input_path(event, fd_arg(event, 0), 1, &path)) {
-        FileEffect &effect = file(path);
+        FileEffect& effect = file(path);
         effect.deleted = true;
         effect.is_directory = effect.is_directory || (args[2] & AT_REMOVEDIR);
         exists_[path.path] = false;
@@ -595,7 +601,7 @@ void EffectsTracker::on_file_syscall(const format::Event &event, bool *handled) 
     case SYS_mknodat: {
       bool at = number == SYS_mkdirat || number == SYS_mknodat;
       if (input_path(event, at ? fd_arg(event, 0) : AT_FDCWD, at ? 1 : 0, &path)) {
-        FileEffect &effect = file(path);
+        FileEffect& effect = file(path);
         effect.creation = Creation::kCreated;
         effect.is_directory = number == SYS_mkdir || number == SYS_mkdirat;
         exists_[path.path] = true;
@@ -605,9 +611,9 @@ void EffectsTracker::on_file_syscall(const format::Event &event, bool *handled) 
     case SYS_symlink:
     case SYS_symlinkat: {
       bool at = number == SYS_symlinkat;
-      const std::string *target = find_input(event, 0);
+      const std::string* target = find_input(event, 0);
       if (input_path(event, at ? fd_arg(event, 1) : AT_FDCWD, at ? 2 : 1, &path)) {
-        FileEffect &effect = file(path);
+        FileEffect& effect = file(path);
         effect.creation = Creation::kCreated;
         effect.symlink_target = target ? *target : "?";
         exists_[path.path] = true;
@@ -619,7 +625,7 @@ void EffectsTracker::on_file_syscall(const format::Event &event, bool *handled) 
       bool at = number == SYS_linkat;
       if (input_path(event, at ? fd_arg(event, 0) : AT_FDCWD, at ? 1 : 0, &other) &&
           input_path(event, at ? fd_arg(event, 2) : AT_FDCWD, at ? 3 : 1, &path)) {
-        FileEffect &effect = file(path);
+        FileEffect& effect = file(path);
         effect.creation = Creation::kCreated;
         effect.hard_link_of = other.path;
         exists_[path.path] = true;
@@ -677,10 +683,10 @@ void EffectsTracker::on_file_syscall(const format::Event &event, bool *handled) 
   }
 }
 
-void EffectsTracker::on_socket_syscall(const format::Event &event, bool *handled) {
+void EffectsTracker::on_socket_syscall(const format::Event& event, bool* handled) {
   *handled = true;
   uint32_t thread = event.thread;
-  const auto &args = event.args;
+  const auto& args = event.args;
   int64_t result = event.result;
   switch (event.syscall_number) {
     case SYS_socket:
@@ -695,7 +701,7 @@ void EffectsTracker::on_socket_syscall(const format::Event &event, bool *handled
     case SYS_socketpair:
       // A connected pair inside the run: like a pipe, nothing outside.
       if (result == 0) {
-        if (const std::string *fds = find_write(event, args[3]); fds && fds->size() == 8) {
+        if (const std::string* fds = find_write(event, args[3]); fds && fds->size() == 8) {
           int pair[2];
           std::memcpy(pair, fds->data(), sizeof pair);
           for (int fd : pair) {
@@ -709,7 +715,7 @@ void EffectsTracker::on_socket_syscall(const format::Event &event, bool *handled
     case SYS_connect:
     case SYS_bind: {
       auto socket = processes_.lookup(thread, fd_arg(event, 0));
-      const std::string *bytes = find_input(event, 1);
+      const std::string* bytes = find_input(event, 1);
       if (bytes == nullptr) {
         ++effects_.missing_inputs;
         return;
@@ -723,14 +729,14 @@ void EffectsTracker::on_socket_syscall(const format::Event &event, bool *handled
         ResolvedPath path = processes_.resolve(thread, AT_FDCWD, address.unix_path);
         address.text = path.path;
         if (event.syscall_number == SYS_bind && result == 0) {
-          FileEffect &effect = file(path);
+          FileEffect& effect = file(path);
           effect.creation = Creation::kCreated;
           effect.is_socket = true;
         }
       }
       bool connect = event.syscall_number == SYS_connect;
       std::string key;
-      Endpoint &peer = endpoint(connect ? Endpoint::Role::kConnected : Endpoint::Role::kBound,
+      Endpoint& peer = endpoint(connect ? Endpoint::Role::kConnected : Endpoint::Role::kBound,
                                 *socket, address.text, &key);
       if (result == 0 || (connect && result == -EINPROGRESS)) {
         if (connect) {
@@ -782,7 +788,7 @@ void EffectsTracker::on_socket_syscall(const format::Event &event, bool *handled
         connection->bound_endpoint.clear();
         if (auto it = effects_.endpoints.find(listener->endpoint); it != effects_.endpoints.end()) {
           ++it->second.connections;
-          if (const std::string *peer = find_write(event, args[1])) {
+          if (const std::string* peer = find_write(event, args[1])) {
             it->second.peers.insert(parse_socket_address(*peer).text);
           }
         }
@@ -797,7 +803,7 @@ void EffectsTracker::on_socket_syscall(const format::Event &event, bool *handled
         return;
       }
       auto socket = processes_.lookup(thread, fd_arg(event, 0));
-      const std::string *destination =
+      const std::string* destination =
           find_input(event, event.syscall_number == SYS_sendto ? 4 : 1);
       if (socket && socket->kind == OpenFile::Kind::kSocket && destination &&
           !destination->empty()) {
@@ -816,8 +822,19 @@ void EffectsTracker::on_socket_syscall(const format::Event &event, bool *handled
         return;
       }
       auto socket = processes_.lookup(thread, fd_arg(event, 0));
-      const std::string *source =
-          event.syscall_number == SYS_recvfrom ? find_write(event, args[4]) : nullptr;
+      const std::string* source = nullptr;
+      if (event.syscall_number == SYS_recvfrom) {
+        source = find_write(event, args[4]);
+      } else if (const std::string* header = find_write(event, args[1]);
+                 header && header->size() >= sizeof(msghdr)) {
+        // The kernel wrote the msghdr back (msg_namelen); msg_name says
+        // where the sender's address went.
+        msghdr message;
+        std::memcpy(&message, header->data(), sizeof message);
+        if (message.msg_namelen > 0) {
+          source = find_write(event, reinterpret_cast<uint64_t>(message.msg_name));
+        }
+      }
       bool connected = socket && !socket->endpoint.empty() &&
                        socket->endpoint.rfind(role_key(Endpoint::Role::kBound), 0) != 0;
       if (socket && socket->kind == OpenFile::Kind::kSocket && source && !connected) {
@@ -836,7 +853,7 @@ void EffectsTracker::on_socket_syscall(const format::Event &event, bool *handled
   }
 }
 
-void EffectsTracker::on_signal_syscall(const format::Event &event) {
+void EffectsTracker::on_signal_syscall(const format::Event& event) {
   SignalSent sent;
   sent.from_pid = processes_.pid(event.thread);
   sent.result = event.result;
@@ -855,6 +872,12 @@ void EffectsTracker::on_signal_syscall(const format::Event &event) {
       sent.target = static_cast<int32_t>(event.args[1]);
       sent.signal = static_cast<int>(event.args[2]);
       break;
+    case SYS_pidfd_send_signal: {
+      auto pidfd = processes_.lookup(event.thread, fd_arg(event, 0));
+      sent.target = pidfd ? pidfd->pidfd_pid : 0;  // 0: a pidfd the trace does not explain
+      sent.signal = static_cast<int>(event.args[1]);
+      break;
+    }
     default:
       return;
   }
@@ -864,7 +887,7 @@ void EffectsTracker::on_signal_syscall(const format::Event &event) {
 
 Effects EffectsTracker::finish() const {
   Effects effects = effects_;
-  for (const SignalSent &sent : signals_) {
+  for (const SignalSent& sent : signals_) {
     SignalSent outside = sent;
     bool by_pid = sent.syscall == "kill" || sent.syscall == "rt_sigqueueinfo";
     if (by_pid && sent.target == 0) {
@@ -877,17 +900,20 @@ Effects EffectsTracker::finish() const {
         continue;  // a group the recording made (its leader is recorded)
       }
       outside.target_description = fmt::format("process group {}", -sent.target);
+    } else if (sent.syscall == "pidfd_send_signal" && sent.target == 0) {
+      outside.target_description = "a process named by a pidfd of unknown origin";
     } else if (recorded_tids_.count(static_cast<int32_t>(sent.target)) != 0) {
       continue;
     } else {
-      outside.target_description = fmt::format("{} {}", by_pid ? "pid" : "thread", sent.target);
+      outside.target_description = fmt::format(
+          "{} {}", by_pid || sent.syscall == "pidfd_send_signal" ? "pid" : "thread", sent.target);
     }
     effects.outside_signals.push_back(std::move(outside));
   }
   return effects;
 }
 
-Result<Effects> collect_effects(const std::string &trace_dir) {
+Result<Effects> collect_effects(const std::string& trace_dir) {
   REPRO_ASSIGN_OR_RETURN(auto reader, format::TraceReader::open(trace_dir));
   if (reader->header().format_version < 7) {
     return Status::error(StatusCode::kVersionMismatch,

@@ -126,24 +126,24 @@ class EffectsTracker {
   /// `initial_cwd`: the recording's working directory (trace header).
   explicit EffectsTracker(std::string initial_cwd);
   /// Feeds the next event of the trace.
-  void observe(const format::Event &event);
+  void observe(const format::Event& event);
   /// The effects of the events fed so far.
   Effects finish() const;
 
  private:
-  void on_syscall(const format::Event &event);
-  void on_file_syscall(const format::Event &event, bool *handled);
-  void on_fd_syscall(const format::Event &event, bool *handled);
-  void on_socket_syscall(const format::Event &event, bool *handled);
-  void on_signal_syscall(const format::Event &event);
-  void open_file(const format::Event &event, int dirfd, int path_arg, int flags);
+  void on_syscall(const format::Event& event);
+  void on_file_syscall(const format::Event& event, bool* handled);
+  void on_fd_syscall(const format::Event& event, bool* handled);
+  void on_socket_syscall(const format::Event& event, bool* handled);
+  void on_signal_syscall(const format::Event& event);
+  void open_file(const format::Event& event, int dirfd, int path_arg, int flags);
   void count_io(uint32_t thread, int fd, uint64_t bytes, bool written);
-  void note_existence(const format::Event &event, int dirfd, int path_arg);
-  FileEffect &file(const ResolvedPath &path);
-  Endpoint &endpoint(Endpoint::Role role, const OpenFile &socket, const std::string &address,
-                     std::string *key);
+  void note_existence(const format::Event& event, int dirfd, int path_arg);
+  FileEffect& file(const ResolvedPath& path);
+  Endpoint& endpoint(Endpoint::Role role, const OpenFile& socket, const std::string& address,
+                     std::string* key);
   // The input of argument `index` resolved as a path, or false if absent.
-  bool input_path(const format::Event &event, int dirfd, int index, ResolvedPath *out);
+  bool input_path(const format::Event& event, int dirfd, int index, ResolvedPath* out);
 
   std::string initial_cwd_;
   ProcessFiles processes_;
@@ -156,11 +156,11 @@ class EffectsTracker {
 /// Reads the trace in `trace_dir` and returns its effects. Errors:
 /// not_found, corruption, version_mismatch (a trace older than format 7
 /// keeps no paths: record it again).
-Result<Effects> collect_effects(const std::string &trace_dir);
+Result<Effects> collect_effects(const std::string& trace_dir);
 
 /// "proc", "sys", "dev", "libraries", or "" for kNone.
-const char *path_group_name(PathGroup group);
+const char* path_group_name(PathGroup group);
 /// The group a path belongs to (PathGroup::kNone for the run's own files).
-PathGroup path_group(const std::string &path);
+PathGroup path_group(const std::string& path);
 
 }  // namespace repro::analysis

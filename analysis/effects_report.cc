@@ -13,24 +13,24 @@
 namespace repro::analysis {
 namespace {
 
-bool quiet_device(const std::string &path) {
+bool quiet_device(const std::string& path) {
   return path == "/dev/null" || path == "/dev/zero" || path == "/dev/full" ||
          path == "/dev/urandom" || path == "/dev/random";
 }
 
 // Whether the file is counted in its group instead of listed.
-bool left_out(const FileEffect &file, const EffectsReportOptions &options) {
+bool left_out(const FileEffect& file, const EffectsReportOptions& options) {
   if (options.all || file.group == PathGroup::kNone) {
     return false;
   }
   return !file.changed() || quiet_device(file.path);
 }
 
-bool endpoint_left_out(const Endpoint &endpoint, const EffectsReportOptions &options) {
+bool endpoint_left_out(const Endpoint& endpoint, const EffectsReportOptions& options) {
   return !options.all && endpoint.family == AF_NETLINK;
 }
 
-const char *role_name(Endpoint::Role role) {
+const char* role_name(Endpoint::Role role) {
   switch (role) {
     case Endpoint::Role::kConnected:
       return "connected";
@@ -46,7 +46,7 @@ const char *role_name(Endpoint::Role role) {
   return "?";
 }
 
-const char *creation_name(Creation creation) {
+const char* creation_name(Creation creation) {
   switch (creation) {
     case Creation::kCreated:
       return "created";
@@ -58,7 +58,7 @@ const char *creation_name(Creation creation) {
   return "none";
 }
 
-std::string plural(uint64_t count, const char *one, const char *many) {
+std::string plural(uint64_t count, const char* one, const char* many) {
   return fmt::format("{} {}", count, count == 1 ? one : many);
 }
 
@@ -66,7 +66,7 @@ std::string signal_name(int signal) {
   if (signal == 0) {
     return "signal 0 (a probe: nothing delivered)";
   }
-  const char *name = sigabbrev_np(signal);
+  const char* name = sigabbrev_np(signal);
   return name ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
 }
 
@@ -74,14 +74,14 @@ std::string error_or_ok(int64_t result) {
   if (result >= 0) {
     return "ok";
   }
-  const char *name = strerrorname_np(static_cast<int>(-result));
+  const char* name = strerrorname_np(static_cast<int>(-result));
   return name ? name : fmt::format("errno {}", -result);
 }
 
 // An argument as a shell would need it: in single quotes if it holds
 // anything but plain characters, or in $'...' with escapes if it holds
 // control characters (a newline would break the one line per program).
-std::string shell_quoted(const std::string &argument) {
+std::string shell_quoted(const std::string& argument) {
   bool plain = !argument.empty() && argument.find_first_not_of(
                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                         "0123456789-_./=:,+@%") == std::string::npos;
@@ -116,18 +116,18 @@ std::string shell_quoted(const std::string &argument) {
   return quoted + "'";
 }
 
-std::string command_line(const std::vector<std::string> &argv) {
+std::string command_line(const std::vector<std::string>& argv) {
   std::vector<std::string> quoted;
-  for (const std::string &argument : argv) {
+  for (const std::string& argument : argv) {
     quoted.push_back(shell_quoted(argument));
   }
   return fmt::format("{}", fmt::join(quoted, " "));
 }
 
 // "created, wrote 3 bytes (1 write)" and so on, in the order things happen.
-std::vector<std::string> file_actions(const FileEffect &file) {
+std::vector<std::string> file_actions(const FileEffect& file) {
   std::vector<std::string> actions;
-  const char *what = file.is_socket ? "socket " : file.is_directory ? "directory " : "";
+  const char* what = file.is_socket ? "socket " : file.is_directory ? "directory " : "";
   if (file.creation == Creation::kCreated) {
     actions.push_back(fmt::format("{}created", what));
   } else if (file.creation == Creation::kIfMissing) {
@@ -161,10 +161,10 @@ std::vector<std::string> file_actions(const FileEffect &file) {
   if (file.times_changed) {
     actions.push_back("times changed");
   }
-  for (const std::string &from : file.renamed_from) {
+  for (const std::string& from : file.renamed_from) {
     actions.push_back(fmt::format("renamed from {}", from));
   }
-  for (const std::string &to : file.renamed_to) {
+  for (const std::string& to : file.renamed_to) {
     actions.push_back(fmt::format("renamed to {}", to));
   }
   if (file.deleted) {
@@ -181,7 +181,7 @@ std::vector<std::string> file_actions(const FileEffect &file) {
   return actions;
 }
 
-std::string endpoint_line(const Endpoint &endpoint) {
+std::string endpoint_line(const Endpoint& endpoint) {
   std::vector<std::string> parts;
   if (endpoint.role == Endpoint::Role::kListening) {
     parts.push_back(fmt::format("listening, {} accepted", endpoint.connections));
@@ -192,7 +192,7 @@ std::string endpoint_line(const Endpoint &endpoint) {
   } else {
     parts.push_back(role_name(endpoint.role));
   }
-  for (const auto &[error, count] : endpoint.failures) {
+  for (const auto& [error, count] : endpoint.failures) {
     parts.push_back(count == 1 ? fmt::format("failed: {}", error)
                                : fmt::format("failed {} times: {}", count, error));
   }
@@ -213,12 +213,12 @@ struct GroupCount {
   uint64_t bytes_read = 0;
 };
 
-std::map<std::string, GroupCount> left_out_groups(const Effects &effects,
-                                                  const EffectsReportOptions &options) {
+std::map<std::string, GroupCount> left_out_groups(const Effects& effects,
+                                                  const EffectsReportOptions& options) {
   std::map<std::string, GroupCount> groups;
-  for (const auto &[path, file] : effects.files) {
+  for (const auto& [path, file] : effects.files) {
     if (left_out(file, options)) {
-      GroupCount &group = groups[path_group_name(file.group)];
+      GroupCount& group = groups[path_group_name(file.group)];
       ++group.files;
       group.bytes_read += file.bytes_read;
     }
@@ -228,23 +228,23 @@ std::map<std::string, GroupCount> left_out_groups(const Effects &effects,
 
 }  // namespace
 
-std::string effects_text(const Effects &effects, const EffectsReportOptions &options) {
+std::string effects_text(const Effects& effects, const EffectsReportOptions& options) {
   std::string text;
-  auto line = [&](const std::string &s) { text += s + "\n"; };
-  std::vector<const FileEffect *> changed;
-  std::vector<const FileEffect *> read;
-  for (const auto &[path, file] : effects.files) {
+  auto line = [&](const std::string& s) { text += s + "\n"; };
+  std::vector<const FileEffect*> changed;
+  std::vector<const FileEffect*> read;
+  for (const auto& [path, file] : effects.files) {
     if (!left_out(file, options)) {
       (file.changed() ? changed : read).push_back(&file);
     }
   }
-  auto file_lines = [&](const std::vector<const FileEffect *> &files) {
+  auto file_lines = [&](const std::vector<const FileEffect*>& files) {
     size_t width = 0;
-    for (const FileEffect *file : files) {
+    for (const FileEffect* file : files) {
       width = std::max(width, file->path.size());
     }
     width = std::min<size_t>(width, 60);
-    for (const FileEffect *file : files) {
+    for (const FileEffect* file : files) {
       line(fmt::format("  {:<{}}  {}", file->path, width, fmt::join(file_actions(*file), ", ")));
     }
   };
@@ -255,7 +255,7 @@ std::string effects_text(const Effects &effects, const EffectsReportOptions &opt
   auto groups = left_out_groups(effects, options);
   if (!groups.empty()) {
     std::vector<std::string> parts;
-    for (const auto &[name, group] : groups) {
+    for (const auto& [name, group] : groups) {
       parts.push_back(fmt::format(
           "{} {} ({})", plural(group.files, "file", "files"),
           name == "libraries" ? "of libraries and the loader" : fmt::format("under /{}", name),
@@ -264,9 +264,9 @@ std::string effects_text(const Effects &effects, const EffectsReportOptions &opt
     line(fmt::format("  left out: {}; --all lists them", fmt::join(parts, ", ")));
   }
 
-  std::vector<const Endpoint *> endpoints;
+  std::vector<const Endpoint*> endpoints;
   uint64_t netlink = 0;
-  for (const auto &[key, endpoint] : effects.endpoints) {
+  for (const auto& [key, endpoint] : effects.endpoints) {
     if (endpoint_left_out(endpoint, options)) {
       ++netlink;
     } else {
@@ -274,7 +274,7 @@ std::string effects_text(const Effects &effects, const EffectsReportOptions &opt
     }
   }
   line(fmt::format("Network and socket endpoints ({}):", endpoints.size()));
-  for (const Endpoint *endpoint : endpoints) {
+  for (const Endpoint* endpoint : endpoints) {
     line("  " + endpoint_line(*endpoint));
   }
   if (netlink > 0) {
@@ -283,11 +283,11 @@ std::string effects_text(const Effects &effects, const EffectsReportOptions &opt
   }
 
   line(fmt::format("Programs executed ({}):", effects.programs.size()));
-  for (const ExecutedProgram &program : effects.programs) {
+  for (const ExecutedProgram& program : effects.programs) {
     line(fmt::format("  pid {}  {}  $ {}", program.pid, program.path, command_line(program.argv)));
   }
   line(fmt::format("Signals sent outside the recording ({}):", effects.outside_signals.size()));
-  for (const SignalSent &sent : effects.outside_signals) {
+  for (const SignalSent& sent : effects.outside_signals) {
     line(fmt::format("  pid {}: {} {} to {}: {}", sent.from_pid, sent.syscall,
                      signal_name(sent.signal), sent.target_description, error_or_ok(sent.result)));
   }
@@ -312,11 +312,11 @@ std::string effects_text(const Effects &effects, const EffectsReportOptions &opt
   return text;
 }
 
-nlohmann::json effects_json(const Effects &effects, const EffectsReportOptions &options) {
+nlohmann::json effects_json(const Effects& effects, const EffectsReportOptions& options) {
   using nlohmann::json;
   json changed = json::array();
   json read = json::array();
-  for (const auto &[path, file] : effects.files) {
+  for (const auto& [path, file] : effects.files) {
     if (left_out(file, options)) {
       continue;
     }
@@ -327,7 +327,7 @@ nlohmann::json effects_json(const Effects &effects, const EffectsReportOptions &
     if (file.creation != Creation::kNone) {
       entry["creation"] = creation_name(file.creation);
     }
-    auto flag = [&](const char *name, bool value) {
+    auto flag = [&](const char* name, bool value) {
       if (value) {
         entry[name] = true;
       }
@@ -367,12 +367,12 @@ nlohmann::json effects_json(const Effects &effects, const EffectsReportOptions &
     (file.changed() ? changed : read).push_back(std::move(entry));
   }
   json left = json::object();
-  for (const auto &[name, group] : left_out_groups(effects, options)) {
+  for (const auto& [name, group] : left_out_groups(effects, options)) {
     left[name] = {{"files", group.files}, {"bytes_read", group.bytes_read}};
   }
   json endpoints = json::array();
   uint64_t netlink = 0;
-  for (const auto &[key, endpoint] : effects.endpoints) {
+  for (const auto& [key, endpoint] : effects.endpoints) {
     if (endpoint_left_out(endpoint, options)) {
       ++netlink;
       continue;
@@ -396,14 +396,14 @@ nlohmann::json effects_json(const Effects &effects, const EffectsReportOptions &
     left["netlink_sockets"] = netlink;
   }
   json programs = json::array();
-  for (const ExecutedProgram &program : effects.programs) {
+  for (const ExecutedProgram& program : effects.programs) {
     programs.push_back({{"pid", program.pid},
                         {"thread", program.thread},
                         {"path", program.path},
                         {"argv", program.argv}});
   }
   json signals = json::array();
-  for (const SignalSent &sent : effects.outside_signals) {
+  for (const SignalSent& sent : effects.outside_signals) {
     signals.push_back({{"from_pid", sent.from_pid},
                        {"syscall", sent.syscall},
                        {"target", sent.target},

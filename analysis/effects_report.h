@@ -18,9 +18,9 @@ struct EffectsReportOptions {
 };
 
 /// The report as text: one section per kind of effect, one line per item.
-std::string effects_text(const Effects &effects, const EffectsReportOptions &options);
+std::string effects_text(const Effects& effects, const EffectsReportOptions& options);
 /// The same as one JSON object: files_changed, files_read, left_out,
 /// endpoints, programs, signals_outside, totals (docs/debugging.md).
-nlohmann::json effects_json(const Effects &effects, const EffectsReportOptions &options);
+nlohmann::json effects_json(const Effects& effects, const EffectsReportOptions& options);
 
 }  // namespace repro::analysis

@@ -7,7 +7,7 @@
 
 namespace repro::analysis {
 
-std::string normalize_path(const std::string &absolute) {
+std::string normalize_path(const std::string& absolute) {
   std::vector<std::string> parts;
   size_t start = 0;
   while (start <= absolute.size()) {
@@ -26,13 +26,13 @@ std::string normalize_path(const std::string &absolute) {
     start = end + 1;
   }
   std::string path;
-  for (const std::string &part : parts) {
+  for (const std::string& part : parts) {
     path += "/" + part;
   }
   return path.empty() ? "/" : path;
 }
 
-void ProcessFiles::start_root(uint32_t thread, int32_t tid, const std::string &cwd) {
+void ProcessFiles::start_root(uint32_t thread, int32_t tid, const std::string& cwd) {
   Thread root;
   root.pid = tid;
   root.table = std::make_shared<Table>();
@@ -40,7 +40,7 @@ void ProcessFiles::start_root(uint32_t thread, int32_t tid, const std::string &c
   if (!cwd.empty() && cwd[0] == '/') {
     *root.cwd = normalize_path(cwd);
   }
-  const char *names[] = {"stdin", "stdout", "stderr"};
+  const char* names[] = {"stdin", "stdout", "stderr"};
   for (int fd = 0; fd < 3; ++fd) {
     auto file = std::make_shared<OpenFile>();
     file->kind = OpenFile::Kind::kInherited;
@@ -53,7 +53,7 @@ void ProcessFiles::start_root(uint32_t thread, int32_t tid, const std::string &c
 void ProcessFiles::start_thread(uint32_t thread, uint32_t parent, int32_t tid,
                                 uint64_t clone_flags) {
   Thread child;
-  const Thread *creator = find(parent);
+  const Thread* creator = find(parent);
   if (creator == nullptr) {
     child.pid = tid;
     child.table = std::make_shared<Table>();
@@ -71,12 +71,12 @@ void ProcessFiles::start_thread(uint32_t thread, uint32_t parent, int32_t tid,
 }
 
 void ProcessFiles::exec(uint32_t thread) {
-  Thread *t = find(thread);
+  Thread* t = find(thread);
   if (t == nullptr) {
     return;
   }
   auto table = std::make_shared<Table>();
-  for (const auto &[fd, descriptor] : *t->table) {
+  for (const auto& [fd, descriptor] : *t->table) {
     if (!descriptor.cloexec) {
       (*table)[fd] = descriptor;
     }
@@ -85,19 +85,19 @@ void ProcessFiles::exec(uint32_t thread) {
 }
 
 void ProcessFiles::install(uint32_t thread, int fd, std::shared_ptr<OpenFile> file, bool cloexec) {
-  if (Thread *t = find(thread)) {
+  if (Thread* t = find(thread)) {
     (*t->table)[fd] = Descriptor{std::move(file), cloexec};
   }
 }
 
 void ProcessFiles::close(uint32_t thread, int fd) {
-  if (Thread *t = find(thread)) {
+  if (Thread* t = find(thread)) {
     t->table->erase(fd);
   }
 }
 
 void ProcessFiles::close_range(uint32_t thread, uint64_t first, uint64_t last, bool cloexec_only) {
-  Thread *t = find(thread);
+  Thread* t = find(thread);
   if (t == nullptr) {
     return;
   }
@@ -125,7 +125,7 @@ bool ProcessFiles::duplicate(uint32_t thread, int old_fd, int new_fd, bool cloex
 }
 
 void ProcessFiles::set_cloexec(uint32_t thread, int fd, bool cloexec) {
-  if (Thread *t = find(thread)) {
+  if (Thread* t = find(thread)) {
     if (auto it = t->table->find(fd); it != t->table->end()) {
       it->second.cloexec = cloexec;
     }
@@ -133,7 +133,7 @@ void ProcessFiles::set_cloexec(uint32_t thread, int fd, bool cloexec) {
 }
 
 std::shared_ptr<OpenFile> ProcessFiles::lookup(uint32_t thread, int fd) const {
-  const Thread *t = find(thread);
+  const Thread* t = find(thread);
   if (t == nullptr) {
     return nullptr;
   }
@@ -141,13 +141,13 @@ std::shared_ptr<OpenFile> ProcessFiles::lookup(uint32_t thread, int fd) const {
   return it == t->table->end() ? nullptr : it->second.file;
 }
 
-ResolvedPath ProcessFiles::resolve(uint32_t thread, int dirfd, const std::string &path) const {
+ResolvedPath ProcessFiles::resolve(uint32_t thread, int dirfd, const std::string& path) const {
   if (!path.empty() && path[0] == '/') {
     return {normalize_path(path), true};
   }
   std::optional<std::string> base;
   if (dirfd == AT_FDCWD) {
-    if (const Thread *t = find(thread)) {
+    if (const Thread* t = find(thread)) {
       base = *t->cwd;
     }
   } else if (auto file = lookup(thread, dirfd);
@@ -160,8 +160,8 @@ ResolvedPath ProcessFiles::resolve(uint32_t thread, int dirfd, const std::string
   return {normalize_path(path.empty() ? *base : *base + "/" + path), true};
 }
 
-void ProcessFiles::change_directory(uint32_t thread, const ResolvedPath &directory) {
-  if (Thread *t = find(thread)) {
+void ProcessFiles::change_directory(uint32_t thread, const ResolvedPath& directory) {
+  if (Thread* t = find(thread)) {
     // Assigning through the shared pointer: CLONE_FS threads see it too.
     if (directory.resolved) {
       *t->cwd = directory.path;
@@ -172,16 +172,16 @@ void ProcessFiles::change_directory(uint32_t thread, const ResolvedPath &directo
 }
 
 int32_t ProcessFiles::pid(uint32_t thread) const {
-  const Thread *t = find(thread);
+  const Thread* t = find(thread);
   return t ? t->pid : 0;
 }
 
-ProcessFiles::Thread *ProcessFiles::find(uint32_t thread) {
+ProcessFiles::Thread* ProcessFiles::find(uint32_t thread) {
   auto it = threads_.find(thread);
   return it == threads_.end() ? nullptr : &it->second;
 }
 
-const ProcessFiles::Thread *ProcessFiles::find(uint32_t thread) const {
+const ProcessFiles::Thread* ProcessFiles::find(uint32_t thread) const {
   auto it = threads_.find(thread);
   return it == threads_.end() ? nullptr : &it->second;
 }

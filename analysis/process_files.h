@@ -40,6 +40,7 @@ struct OpenFile {
   /// address of an accepted connection, bound address); empty if none yet.
   std::string endpoint;
   std::string bound_endpoint;  // the "bound" endpoint its bind made, if any
+  int32_t pidfd_pid = 0;       // kOther made by pidfd_open: the process it names
 };
 
 /// A path resolved against a working directory or directory descriptor.
@@ -50,13 +51,13 @@ struct ResolvedPath {
 
 /// Lexically normalised absolute path: "//" and "." removed, ".." applied
 /// (symbolic links are not known from the trace and not followed).
-std::string normalize_path(const std::string &absolute);
+std::string normalize_path(const std::string& absolute);
 
 class ProcessFiles {
  public:
   /// The recording's first thread (index `thread`), kernel tid `tid`, in
   /// `cwd`, with stdin, stdout and stderr inherited.
-  void start_root(uint32_t thread, int32_t tid, const std::string &cwd);
+  void start_root(uint32_t thread, int32_t tid, const std::string& cwd);
   /// A new thread or process `thread` made by `parent` with `clone_flags`.
   /// An unknown parent gives a process with an empty table and unknown cwd.
   void start_thread(uint32_t thread, uint32_t parent, int32_t tid, uint64_t clone_flags);
@@ -78,9 +79,9 @@ class ProcessFiles {
 
   /// Resolves `path` as the kernel would for `thread`: absolute paths as
   /// they are, relative ones against `dirfd` (AT_FDCWD: the cwd).
-  ResolvedPath resolve(uint32_t thread, int dirfd, const std::string &path) const;
+  ResolvedPath resolve(uint32_t thread, int dirfd, const std::string& path) const;
   /// chdir: the cwd becomes `directory` (resolved); unknown if not resolved.
-  void change_directory(uint32_t thread, const ResolvedPath &directory);
+  void change_directory(uint32_t thread, const ResolvedPath& directory);
 
   /// The process id (thread-group id) of `thread`, 0 if unknown.
   int32_t pid(uint32_t thread) const;
@@ -96,8 +97,8 @@ class ProcessFiles {
     std::shared_ptr<Table> table;
     std::shared_ptr<std::optional<std::string>> cwd;  // nullopt: unknown
   };
-  Thread *find(uint32_t thread);
-  const Thread *find(uint32_t thread) const;
+  Thread* find(uint32_t thread);
+  const Thread* find(uint32_t thread) const;
 
   std::map<uint32_t, Thread> threads_;
 };

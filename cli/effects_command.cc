@@ -17,7 +17,7 @@ namespace {
 
 class EffectsCommand : public Command {
  public:
-  void declare(CLI::App *sub) override {
+  void declare(CLI::App* sub) override {
     sub->add_option("trace", trace_, "trace directory (default: the latest trace)");
     sub->add_flag("--json", json_, "one JSON object instead of text");
     sub->add_flag("--all", options_.all,

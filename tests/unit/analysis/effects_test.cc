@@ -47,7 +47,7 @@ format::Event with_input(format::Event event, uint8_t index, std::string bytes) 
   return event;
 }
 
-format::Event openat(uint32_t thread, const std::string &path, int flags, int64_t fd) {
+format::Event openat(uint32_t thread, const std::string& path, int flags, int64_t fd) {
   return with_input(
       syscall(thread, SYS_openat,
               {static_cast<uint64_t>(AT_FDCWD), 1, static_cast<uint64_t>(flags), 0644}, fd),
@@ -59,7 +59,7 @@ format::Event write(uint32_t thread, int fd, int64_t bytes) {
                  bytes);
 }
 
-format::Event exec(uint32_t thread, const std::string &path) {
+format::Event exec(uint32_t thread, const std::string& path) {
   format::Event event;
   event.kind = format::EventKind::kExec;
   event.thread = thread;
@@ -87,7 +87,7 @@ TEST_CASE("writes through dup2 and a forked child count toward the opened path")
   tracker.observe(write(0, 1, 9));  // closed in the parent: unknown, not counted
   Effects effects = tracker.finish();
   REQUIRE(effects.files.count("/work/out.txt") == 1);
-  const FileEffect &out = effects.files.at("/work/out.txt");
+  const FileEffect& out = effects.files.at("/work/out.txt");
   CHECK(out.bytes_written == 7);
   CHECK(out.writes == 2);
   CHECK(out.creation == Creation::kIfMissing);
@@ -162,12 +162,12 @@ TEST_CASE("O_CREAT after a failed stat is a creation; O_EXCL always is") {
   CHECK(effects.files.at("/d/old").truncated);
 }
 
-std::string inet_address(const char *ip, uint16_t port) {
+std::string inet_address(const char* ip, uint16_t port) {
   sockaddr_in in{};
   in.sin_family = AF_INET;
   in.sin_port = htons(port);
   inet_pton(AF_INET, ip, &in.sin_addr);
-  return std::string(reinterpret_cast<const char *>(&in), sizeof in);
+  return std::string(reinterpret_cast<const char*>(&in), sizeof in);
 }
 
 TEST_CASE("socket bytes count toward the connected peer and the listening address") {
@@ -190,11 +190,11 @@ TEST_CASE("socket bytes count toward the connected peer and the listening addres
   tracker.observe(with_input(syscall(0, SYS_connect, {6, 1, 16}, -ECONNREFUSED), 1,
                              inet_address("127.0.0.1", 9)));
   Effects effects = tracker.finish();
-  const Endpoint &peer = effects.endpoints.at("connected tcp 127.0.0.1:4000");
+  const Endpoint& peer = effects.endpoints.at("connected tcp 127.0.0.1:4000");
   CHECK(peer.connections == 1);
   CHECK(peer.bytes_sent == 4);
   CHECK(peer.bytes_received == 6);
-  const Endpoint &server = effects.endpoints.at("listening tcp 0.0.0.0:8080");
+  const Endpoint& server = effects.endpoints.at("listening tcp 0.0.0.0:8080");
   CHECK(server.connections == 1);
   CHECK(server.bytes_received == 10);
   CHECK(server.peers == std::set<std::string>{"10.0.0.2:5555"});
@@ -202,6 +202,24 @@ TEST_CASE("socket bytes count toward the connected peer and the listening addres
   CHECK(effects.endpoints.at("connected tcp 127.0.0.1:9").failures.at("ECONNREFUSED") == 1);
   auto json = effects_json(effects, {});
   CHECK(json["endpoints"].size() == 3);
+}
+
+TEST_CASE("datagrams count toward the address they went to or came from") {
+  EffectsTracker tracker("/");
+  tracker.observe(thread_start(0, 0, 100, 0));
+  tracker.observe(syscall(0, SYS_socket, {AF_INET, SOCK_DGRAM, 0}, 3));
+  tracker.observe(with_input(syscall(0, SYS_sendto, {3, 1, 20, 0, 2, 16}, 20), 4,
+                             inet_address("192.0.2.1", 53)));
+  msghdr header{};
+  header.msg_name = reinterpret_cast<void*>(0x3000);
+  header.msg_namelen = sizeof(sockaddr_in);
+  format::Event receive = syscall(0, SYS_recvmsg, {3, 0x2000, 0}, 48);
+  receive.writes.push_back({0x2000, std::string(reinterpret_cast<char*>(&header), sizeof header)});
+  receive.writes.push_back({0x3000, inet_address("192.0.2.1", 53)});
+  tracker.observe(receive);
+  Effects effects = tracker.finish();
+  CHECK(effects.endpoints.at("sent-to udp 192.0.2.1:53").bytes_sent == 20);
+  CHECK(effects.endpoints.at("received-from udp 192.0.2.1:53").bytes_received == 48);
 }
 
 TEST_CASE("signals to recorded processes are inside; others are listed") {
@@ -212,8 +230,14 @@ TEST_CASE("signals to recorded processes are inside; others are listed") {
   tracker.observe(syscall(0, SYS_tgkill, {100, 100, SIGABRT}, 0));
   tracker.observe(syscall(1, SYS_kill, {4242, SIGKILL}, -EPERM));
   tracker.observe(syscall(1, SYS_kill, {static_cast<uint64_t>(-1), SIGHUP}, 0));
+  tracker.observe(syscall(0, SYS_pidfd_open, {101, 0}, 7));
+  tracker.observe(syscall(0, SYS_pidfd_send_signal, {7, SIGINT, 0, 0}, 0));  // recorded: inside
+  tracker.observe(syscall(0, SYS_pidfd_open, {777, 0}, 8));
+  tracker.observe(syscall(0, SYS_pidfd_send_signal, {8, SIGINT, 0, 0}, 0));
   Effects effects = tracker.finish();
-  REQUIRE(effects.outside_signals.size() == 2);
+  REQUIRE(effects.outside_signals.size() == 3);
+  CHECK(effects.outside_signals[2].target == 777);
+  CHECK(effects.outside_signals[2].target_description == "pid 777");
   CHECK(effects.outside_signals[0].target == 4242);
   CHECK(effects.outside_signals[0].from_pid == 101);
   CHECK(effects.outside_signals[0].result == -EPERM);
