@@ -1,4 +1,5 @@
 #include "analysis/failure_report.h"
+#include "analysis/value_names.h"
 
 #include <fmt/format.h>
 

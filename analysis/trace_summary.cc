@@ -10,6 +10,8 @@
 #include <cstring>
 #include <map>
 
+#include "analysis/value_names.h"
+
 namespace repro::analysis {
 namespace {
 
@@ -238,11 +240,6 @@ class Summarizer {
 };
 
 }  // namespace
-
-std::string signal_name(int32_t signal) {
-  const char* name = signal > 0 ? sigabbrev_np(signal) : nullptr;
-  return name != nullptr ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal);
-}
 
 std::string describe_wait_status(int32_t status) {
   if (WIFEXITED(status)) {

@@ -105,7 +105,4 @@ Result<TraceSummary> summarize_trace(format::TraceReader& reader, const SummaryO
 /// "exited with status 3", "killed by SIGSEGV (core dumped)" for a raw wait status.
 std::string describe_wait_status(int32_t status);
 
-/// "SIGSEGV" (or "signal 77" for a number without a name).
-std::string signal_name(int32_t signal);
-
 }  // namespace repro::analysis

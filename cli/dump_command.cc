@@ -1,5 +1,7 @@
 // `repro dump [--json] [--thread T] [--from E] [--to E] [--syscall NAME,...]
-// [TRACE]`: prints a trace's header and its events, one per line.
+// [TRACE]`: prints a trace's header and its events, one per line, syscalls
+// and signals decoded strace-style (analysis/), with a line where the
+// running thread changes.
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -14,6 +16,7 @@
 #include "cli/event_printer.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_location.h"
+#include "analysis/schedule_text.h"
 #include "core/format/trace_reader.h"
 #include "core/syscalls/syscall_table.h"
 
@@ -58,12 +61,16 @@ class DumpCommand : public Command {
     sub->add_flag("--header-only", header_only_, "print only the header");
     sub->add_flag("--json", json_,
                   "one JSON object per line: the header, then each event with every field "
-                  "its kind uses");
-    sub->add_option("--thread", threads_, "only the events of these threads (t1 is 1), repeatable")
+                  "its kind uses, its inputs and its line of text");
+    sub->add_option("--thread", threads_, "only the events of these threads (1 or t1), repeatable")
+        ->transform([](std::string value) {
+          // Threads as dump names them ("t1") or by number ("1").
+          return value.size() > 1 && value[0] == 't' ? value.substr(1) : value;
+        })
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->allow_extra_args(false);
     sub->add_option("--from", from_, "only events from this one on (numbered as printed)");
-    sub->add_option("--to", to_, "only events up to this one");
+    sub->add_option("--to", to_, "only events up to this one (at least --from)");
     sub->add_option("--syscall", syscalls_,
                     "only syscall events of these syscalls (comma-separated names)")
         ->delimiter(',')
@@ -90,6 +97,11 @@ class DumpCommand : public Command {
   }
 
   int run() override {
+    if (to_ && *to_ < from_) {
+      return report_error(Status::error(
+          StatusCode::kInvalidArgument,
+          fmt::format("--from {} is after --to {}: no event is in that range", from_, *to_)));
+    }
     for (const std::string& name : syscalls_) {
       const syscalls::SyscallInfo* info = syscalls::find_by_name(name);
       if (info == nullptr) {
@@ -117,6 +129,9 @@ class DumpCommand : public Command {
       return kExitOk;
     }
     format::Event event;
+    analysis::ScheduleTracker schedule;
+    uint64_t shown = 0;
+    uint64_t total = 0;
     for (uint64_t index = 0;; ++index) {
       auto more = (*reader)->next(&event);
       if (!more.is_ok()) {
@@ -124,16 +139,31 @@ class DumpCommand : public Command {
         return report_error(more.status());
       }
       if (!*more) {
+        total = index;
         break;
       }
+      std::optional<analysis::ThreadSwitch> change = schedule.observe(event);
       if (!wanted(index, event)) {
         continue;
       }
+      ++shown;
       if (json_) {
-        fmt::print("{}\n", json_line(event_json(index, event)));
+        auto j = event_json(index, event);
+        if (change) {
+          j["switch"] = {{"from", change->from}, {"to", change->to}, {"why", change->why}};
+        }
+        fmt::print("{}\n", json_line(j));
       } else {
+        if (change) {
+          fmt::print("{}\n", change->text());
+        }
         fmt::print("{}\n", describe_event(index, event));
       }
+    }
+    if (shown == 0 && (!threads_.empty() || from_ > 0 || to_ || !syscalls_.empty())) {
+      // Not an error (a filter may rightly match nothing), but say so: an
+      // empty output could also mean a mistyped thread or event number.
+      fmt::print(stderr, "repro: none of the trace's {} events passes the filters\n", total);
     }
     if ((*reader)->dropped_bytes() > 0) {
       fmt::print(stderr, "repro: warning: trace ends in a partial frame; {} bytes dropped\n",

@@ -7,6 +7,7 @@
 
 #include "analysis/failure_report.h"
 #include "core/format/failure_stacks.h"
+#include "cli/event_printer.h"
 #include "core/syscalls/syscall_table.h"
 
 namespace repro::cli {
@@ -72,7 +73,10 @@ Json syscall_flags_json(uint32_t flags) {
 }  // namespace
 
 Json event_json(uint64_t index, const format::Event& e) {
-  Json j = {{"index", index}, {"thread", e.thread}, {"kind", format::event_kind_name(e.kind)}};
+  Json j = {{"index", index},
+            {"thread", e.thread},
+            {"kind", format::event_kind_name(e.kind)},
+            {"text", describe_event(index, e)}};
   switch (e.kind) {
     case format::EventKind::kSyscall:
     case format::EventKind::kSyscallEntered:

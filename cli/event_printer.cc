@@ -7,25 +7,11 @@
 
 #include "analysis/failure_report.h"
 #include "core/format/failure_stacks.h"
+#include "analysis/syscall_decoder.h"
 #include "core/syscalls/syscall_table.h"
 
 namespace repro::cli {
 namespace {
-
-std::string describe_args(const format::Event& event) {
-  const syscalls::SyscallInfo* info = syscalls::find_x86_64(event.syscall_number);
-  int count = info ? info->arg_count : 6;
-  std::string text;
-  for (int i = 0; i < count; ++i) {
-    if (i > 0) {
-      text += ", ";
-    }
-    uint64_t arg = event.args[i];
-    bool small = static_cast<int64_t>(arg) > -4096 && static_cast<int64_t>(arg) < 65536;
-    text += small ? fmt::format("{}", static_cast<int64_t>(arg)) : fmt::format("{:#x}", arg);
-  }
-  return text;
-}
 
 std::string describe_writes(const format::Event& event) {
   if (event.writes.empty()) {
@@ -69,17 +55,15 @@ std::string describe_event(uint64_t index, const format::Event& e) {
   std::string head = fmt::format("#{} t{} {}", index, e.thread, format::event_kind_name(e.kind));
   switch (e.kind) {
     case format::EventKind::kSyscall:
-      return fmt::format("{} {}({}) = {}{}{}{}", head, syscalls::syscall_name(e.syscall_number),
-                         describe_args(e), e.result, describe_writes(e),
+      return fmt::format("{} {} = {}{}{}{}", head, analysis::call_text(e),
+                         analysis::result_text(e), describe_writes(e),
                          describe_flags(e.syscall_flags), describe_file_copy(e));
     case format::EventKind::kSyscallEntered:
-      return fmt::format("{} {}({}){}", head, syscalls::syscall_name(e.syscall_number),
-                         describe_args(e), describe_writes(e));
-    case format::EventKind::kSignal: {
-      const char* name = sigabbrev_np(e.signal_number);
-      return fmt::format("{} SIG{} ({}){}", head, name ? name : "?", e.signal_number,
+      return fmt::format("{} {} <unfinished ...>{}", head, analysis::call_text(e),
+                         describe_writes(e));
+    case format::EventKind::kSignal:
+      return fmt::format("{} --- {}{} ---", head, analysis::signal_text(e),
                          (e.signal_flags & format::kSignalSynchronous) ? " synchronous" : "");
-    }
     case format::EventKind::kPreempt: {
       uint64_t rip = 0;
       // user_regs_struct: rip is the 17th 8-byte field.

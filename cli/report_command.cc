@@ -1,4 +1,4 @@
-// `repro report [--json] [TRACE]`: what happened in a recorded run, from the
+// `repro report [--json] [--effects [--all]] [TRACE]`: what happened in a recorded run, from the
 // trace alone: the command, how it ended, its processes and threads with
 // their lifetimes, and at the failure point (fatal signal, deadlock,
 // failing exit) where each thread stood and what it did last.
@@ -15,10 +15,12 @@
 
 #include "analysis/failure_report.h"
 #include "analysis/trace_summary.h"
+#include "analysis/value_names.h"
 #include "cli/command.h"
 #include "cli/event_json.h"
 #include "cli/event_printer.h"
 #include "cli/exit_codes.h"
+#include "cli/report_effects.h"
 #include "cli/trace_location.h"
 #include "core/format/trace_reader.h"
 
@@ -315,12 +317,21 @@ class ReportCommand : public Command {
     sub->add_option("--last-events", options_.last_events,
                     "events shown per thread before the failure point")
         ->check(CLI::Range(0, 1000));
+    auto* effects = sub->add_flag(
+        "--effects", effects_,
+        "instead: what the run touched outside itself (files created, written, renamed, "
+        "deleted and read, network endpoints, programs executed, signals sent outside)");
+    sub->add_flag("--all", effects_options_.all, kEffectsAllHelp)->needs(effects);
+    sub->footer(kEffectsFooter);
   }
 
   int run() override {
     auto dir = resolve_trace_dir(trace_);
     if (!dir.is_ok()) {
       return report_error(dir.status());
+    }
+    if (effects_) {
+      return print_effects_report(*dir, json_, effects_options_);
     }
     auto reader = format::TraceReader::open(*dir);
     if (!reader.is_ok()) {
@@ -343,6 +354,8 @@ class ReportCommand : public Command {
   std::string trace_;
   bool json_ = false;
   analysis::SummaryOptions options_;
+  bool effects_ = false;
+  analysis::EffectsReportOptions effects_options_;
 };
 
 }  // namespace

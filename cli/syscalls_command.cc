@@ -31,6 +31,9 @@ std::string describe_arg(const syscalls::ArgSpec& arg) {
       text += fmt::format("[{}]", syscalls::length_rule_name(arg.rule));
       break;
   }
+  if (arg.structure != syscalls::StructKind::kNone) {
+    text += fmt::format("={}", syscalls::struct_kind_name(arg.structure));
+  }
   return text;
 }
 

@@ -38,6 +38,10 @@ constexpr uint32_t Unsupported = kUnsupported;
 #define ARG(kind) ArgSpec{ArgKind::k##kind, LengthRule::kNone, 0, 0}
 #define OUT(rule, ...) ArgSpec{ArgKind::kOut, REPRO_LENGTH_##rule(__VA_ARGS__)}
 #define INOUT(rule, ...) ArgSpec{ArgKind::kInOut, REPRO_LENGTH_##rule(__VA_ARGS__)}
+#define OUTS(structure, rule, ...) \
+  ArgSpec{ArgKind::kOut, REPRO_LENGTH_##rule(__VA_ARGS__), StructKind::k##structure}
+#define INOUTS(structure, rule, ...) \
+  ArgSpec{ArgKind::kInOut, REPRO_LENGTH_##rule(__VA_ARGS__), StructKind::k##structure}
 #define REPRO_SYSCALL(name, x86_64_nr, aarch64_nr, arg_count, policy, flags, ...) \
   SyscallInfo{#name, x86_64_nr, aarch64_nr, arg_count, ReplayPolicy::k##policy, flags, \
               {__VA_ARGS__}},
@@ -48,6 +52,8 @@ constexpr SyscallInfo kRows[] = {
 };
 
 #undef REPRO_SYSCALL
+#undef INOUTS
+#undef OUTS
 #undef INOUT
 #undef OUT
 #undef ARG
@@ -198,6 +204,34 @@ const char* arg_kind_name(ArgKind kind) {
       return "buf_in";
     case ArgKind::kMsghdrIn:
       return "msghdr_in";
+    case ArgKind::kAtFd:
+      return "at_fd";
+    case ArgKind::kOpenFlags:
+      return "open_flags";
+    case ArgKind::kFdFlags:
+      return "fd_flags";
+    case ArgKind::kMode:
+      return "mode";
+    case ArgKind::kAtFlags:
+      return "at_flags";
+    case ArgKind::kAccessMode:
+      return "access_mode";
+    case ArgKind::kMmapProt:
+      return "mmap_prot";
+    case ArgKind::kMmapFlags:
+      return "mmap_flags";
+    case ArgKind::kWhence:
+      return "whence";
+    case ArgKind::kClockId:
+      return "clock_id";
+    case ArgKind::kFutexOp:
+      return "futex_op";
+    case ArgKind::kSockDomain:
+      return "sock_domain";
+    case ArgKind::kSockType:
+      return "sock_type";
+    case ArgKind::kSigmaskHow:
+      return "sigmask_how";
   }
   return "unknown_arg_kind";
 }
@@ -230,6 +264,24 @@ const char* length_rule_name(LengthRule rule) {
       return "custom";
   }
   return "unknown_length_rule";
+}
+
+const char* struct_kind_name(StructKind kind) {
+  switch (kind) {
+    case StructKind::kNone:
+      return "none";
+    case StructKind::kStat:
+      return "stat";
+    case StructKind::kTimespec:
+      return "timespec";
+    case StructKind::kPollfds:
+      return "pollfds";
+    case StructKind::kFdPair:
+      return "fd_pair";
+    case StructKind::kSockaddr:
+      return "sockaddr";
+  }
+  return "unknown_struct_kind";
 }
 
 const char* replay_policy_name(ReplayPolicy policy) {

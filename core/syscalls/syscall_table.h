@@ -37,9 +37,36 @@ enum class ArgKind : uint8_t {
   kSockaddrIn,  // pointer to a socket address the kernel reads (connect, bind, sendto)
   kBufIn,       // pointer to bytes the kernel takes from the program (write, sendto)
   kMsghdrIn,    // pointer to a struct msghdr the kernel reads (sendmsg): its msg_name
+  // Numbers with names, for readers of the trace (analysis/value_names.h).
+  // To record and replay they are plain numbers (kInt, kFd or kFlags).
+  kAtFd,        // a directory fd of an *at syscall: AT_FDCWD or a descriptor
+  kOpenFlags,   // O_RDONLY|O_CLOEXEC|...
+  kFdFlags,     // O_CLOEXEC, O_NONBLOCK of pipe2, dup3, eventfd2, ...
+  kMode,        // permission bits (0644), with the file type for mknod
+  kAtFlags,     // AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH, AT_REMOVEDIR, ...
+  kAccessMode,  // F_OK or R_OK|W_OK|X_OK
+  kMmapProt,    // PROT_READ|PROT_WRITE|PROT_EXEC
+  kMmapFlags,   // MAP_PRIVATE|MAP_ANONYMOUS|...
+  kWhence,      // SEEK_SET, SEEK_CUR, ...
+  kClockId,     // CLOCK_REALTIME, CLOCK_MONOTONIC, ...
+  kFutexOp,     // FUTEX_WAIT_PRIVATE, ...
+  kSockDomain,  // AF_UNIX, AF_INET, ...
+  kSockType,    // SOCK_STREAM|SOCK_CLOEXEC, ...
+  kSigmaskHow,  // SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK
 };
 /// The last ArgKind enumerator, for tables and tests that cover them all.
-inline constexpr ArgKind kLastArgKind = ArgKind::kMsghdrIn;
+inline constexpr ArgKind kLastArgKind = ArgKind::kSigmaskHow;
+
+/// What an kOut / kInOut argument's bytes are, where readers of the trace
+/// can show their fields (analysis/memory_text.h); kNone: plain bytes.
+enum class StructKind : uint8_t {
+  kNone,
+  kStat,      // struct stat (144 bytes on x86-64)
+  kTimespec,  // struct timespec
+  kPollfds,   // struct pollfd array, as the kernel left it (revents set)
+  kFdPair,    // int[2]: pipe, pipe2, socketpair
+  kSockaddr,  // a socket address (accept, getsockname, recvfrom)
+};
 
 /// How many bytes an kOut / kInOut argument covers, decided after the
 /// syscall returned (only when it succeeded, result >= 0).
@@ -63,6 +90,7 @@ struct ArgSpec {
   LengthRule rule = LengthRule::kNone;
   uint8_t length_arg = 0;
   uint32_t fixed_bytes = 0;
+  StructKind structure = StructKind::kNone;
 };
 
 enum class ReplayPolicy : uint8_t { kEmulate, kExecute, kSpecial };
@@ -100,6 +128,7 @@ std::span<const SyscallInfo> all_syscalls();
 const char* syscall_name(int x86_64_number);
 const char* arg_kind_name(ArgKind kind);
 const char* length_rule_name(LengthRule rule);
+const char* struct_kind_name(StructKind kind);
 const char* replay_policy_name(ReplayPolicy policy);
 
 /// True for the kernel's internal "restart me" results (-ERESTARTSYS ...

@@ -23,7 +23,7 @@ value=$(sed -n 's/^~ unrecorded_random=\([0-9a-f]\{16\}\)$/\1/p' record.out)
 
 # The point to find again is the signal's: a preempt event before it.
 bounded 60 "$repro" dump trace >dump.out 2>dump.err || fail "repro dump failed: $(tail -n 3 dump.err)"
-grep -B1 ' signal 27\b\| signal SIGPROF\b' dump.out | grep -q ' preempt ' ||
+grep -B1 ' signal --- SIGPROF\b' dump.out | grep -q ' preempt ' ||
   fail "the trace has no preempt event before the SIGPROF: $(grep -n 'preempt\|signal' dump.out)"
 
 replay 120 trace replay.out replay.err

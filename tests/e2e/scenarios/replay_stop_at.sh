@@ -12,8 +12,9 @@ need_file "$program"
 record 60 trace rec.out rec.err "$program" slow
 [ "$status" -eq 0 ] || fail "record exited $status: $(tail -n 3 rec.err)"
 "$repro" dump trace >dump.out 2>&1 || fail "dump: $(tail -n 3 dump.out)"
-# The main thread's read of the pipe the other thread writes after a sleep.
-event=$(grep -E '^#[0-9]+ t0 syscall read\([0-9]+, 0x[0-9a-f]+, 1\)' dump.out | head -n 1 | sed 's/^#\([0-9]*\).*/\1/')
+# The main thread's read of the pipe the other thread writes after a sleep
+# (its byte shown, or its buffer's address when the bytes are the pipe's).
+event=$(grep -E '^#[0-9]+ t0 syscall read\([0-9]+, (0x[0-9a-f]+|"[^"]*"), 1\)' dump.out | head -n 1 | sed 's/^#\([0-9]*\).*/\1/')
 [ -n "$event" ] || fail "no read of t0 in the trace: $(grep -c . dump.out) lines"
 replay 60 trace replay.out replay.err --stop-at "$event"
 [ "$status" -eq 0 ] || fail "replay --stop-at $event exited $status: $(tail -n 3 replay.err)"

@@ -44,7 +44,7 @@ expect_line report.txt '^    #[0-9]+ 0x[0-9a-f]+ worker at /.*/report_crash_prog
 expect_line report.txt '^    #[0-9]+ 0x[0-9a-f]+ main at /.*/report_crash_program\.c:[0-9]+ ' "crash"
 expect_line report.txt '^    t0 tid [0-9]+: events #0-#[0-9]+ \([0-9]+ events\), killed by SIGSEGV' "crash"
 expect_line report.txt '^    t1 tid [0-9]+, started by t0: events #[0-9]+-#[0-9]+ \([0-9]+ events\), killed by SIGSEGV' "crash"
-expect_line report.txt '^    #[0-9]+ t1 signal SIGSEGV \(11\) synchronous$' "crash: last events"
+expect_line report.txt '^    #[0-9]+ t1 signal --- SIGSEGV \{si_signo=SIGSEGV, si_code=1, si_addr=NULL\} synchronous ---$' "crash: last events"
 expect_line report.txt '^    #[0-9]+ t0 syscall-entered futex\(' "crash: last events"
 
 bounded 60 "$repro" report --json crash.trace >report.json 2>report.err ||

@@ -187,6 +187,44 @@ TEST_CASE("a syscall's arg count matches the arguments its row describes", "[sys
   }
 }
 
+TEST_CASE("struct kinds sit on memory arguments of the struct's size", "[syscalls]") {
+  int described = 0;
+  for (const SyscallInfo& info : all_syscalls()) {
+    for (int i = 0; i < info.arg_count; ++i) {
+      const ArgSpec& arg = info.args[i];
+      INFO("syscall " << info.name << " argument " << i << " ("
+                      << struct_kind_name(arg.structure) << ")");
+      if (arg.structure == StructKind::kNone) {
+        continue;
+      }
+      ++described;
+      CHECK(is_memory_arg(arg.kind));
+      switch (arg.structure) {
+        case StructKind::kStat:
+          CHECK((arg.rule == LengthRule::kFixed && arg.fixed_bytes == 144));
+          break;
+        case StructKind::kTimespec:
+          CHECK((arg.rule == LengthRule::kFixed && arg.fixed_bytes == 16));
+          break;
+        case StructKind::kFdPair:
+          CHECK((arg.rule == LengthRule::kFixed && arg.fixed_bytes == 8));
+          break;
+        case StructKind::kPollfds:
+          CHECK((arg.rule == LengthRule::kArgTimesFixed && arg.fixed_bytes == 8));
+          break;
+        case StructKind::kSockaddr:
+          CHECK(arg.rule == LengthRule::kSockLen);
+          break;
+        case StructKind::kNone:
+          break;
+      }
+    }
+  }
+  CHECK(find_by_name("fstat")->args[1].structure == StructKind::kStat);
+  CHECK(find_by_name("pipe2")->args[0].structure == StructKind::kFdPair);
+  CHECK(described >= 15);
+}
+
 TEST_CASE("every syscall output argument has a length rule and no input argument has one",
           "[syscalls]") {
   for (const SyscallInfo& info : all_syscalls()) {
@@ -649,6 +687,11 @@ TEST_CASE("every syscall table enumerator has its own printable name", "[syscall
   }
   CHECK(kinds.size() == static_cast<size_t>(kLastArgKind) + 1);
   CHECK(kinds.count("unknown_arg_kind") == 0);
+  std::set<std::string> structs;
+  for (int k = 0; k <= static_cast<int>(StructKind::kSockaddr); ++k) {
+    structs.insert(struct_kind_name(static_cast<StructKind>(k)));
+  }
+  CHECK(structs.size() == static_cast<size_t>(StructKind::kSockaddr) + 1);
   std::set<std::string> rules;
   for (int r = 0; r <= static_cast<int>(LengthRule::kCustom); ++r) {
     rules.insert(length_rule_name(static_cast<LengthRule>(r)));
