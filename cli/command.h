@@ -27,5 +27,7 @@ std::unique_ptr<Command> make_doctor_command();
 std::unique_ptr<Command> make_hunt_command();
 std::unique_ptr<Command> make_ci_command();
 std::unique_ptr<Command> make_bench_command();
+std::unique_ptr<Command> make_report_command();
+std::unique_ptr<Command> make_export_command();
 
 }  // namespace repro::cli

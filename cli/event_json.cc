@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "cli/event_printer.h"
+#include "analysis/failure_report.h"
+#include "core/format/failure_stacks.h"
 #include "core/syscalls/syscall_table.h"
 
 namespace repro::cli {
@@ -147,6 +149,15 @@ Json event_json(uint64_t index, const format::Event& e) {
     case format::EventKind::kDeadlock:
       j["report"] = e.data;
       break;
+    case format::EventKind::kFailureStacks: {
+      Result<format::FailureStacks> stacks = format::decode_failure_stacks(e.data);
+      if (stacks.is_ok()) {
+        j["failure"] = analysis::failure_stacks_json(*stacks);
+      } else {
+        j["error"] = stacks.status().message();
+      }
+      break;
+    }
   }
   return j;
 }

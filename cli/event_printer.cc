@@ -5,7 +5,9 @@
 #include <csignal>
 #include <cstring>
 
+#include "analysis/failure_report.h"
 #include "analysis/syscall_decoder.h"
+#include "core/format/failure_stacks.h"
 #include "core/syscalls/syscall_table.h"
 
 namespace repro::cli {
@@ -99,6 +101,15 @@ std::string describe_event(uint64_t index, const format::Event& e) {
       return fmt::format("{} {} bytes", head, e.data.size());
     case format::EventKind::kDeadlock: {
       std::string report = prefix_lines("    ", e.data);
+      report.pop_back();  // its last newline: the caller ends the line
+      return fmt::format("{}\n{}", head, report);
+    }
+    case format::EventKind::kFailureStacks: {
+      Result<format::FailureStacks> stacks = format::decode_failure_stacks(e.data);
+      if (!stacks.is_ok()) {
+        return fmt::format("{} ({})", head, stacks.status().message());
+      }
+      std::string report = analysis::describe_failure_stacks(*stacks, "    ");
       report.pop_back();  // its last newline: the caller ends the line
       return fmt::format("{}\n{}", head, report);
     }

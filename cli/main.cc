@@ -28,7 +28,11 @@ int main(int argc, char** argv) {
   entries.push_back({"hunt", "record again and again with chaos scheduling until a failure is caught", make_hunt_command()});
   entries.push_back({"ci", "run a command natively; if it fails, hunt that failure and keep its trace", make_ci_command()});
   entries.push_back({"bench", "what recording costs a command: native, recorded and replayed runs side by side", make_bench_command()});
+  entries.push_back({"report", "what happened in a recorded run: its processes, how they ended, and where it failed",
+                     make_report_command()});
   entries.push_back({"dump", "print a trace's header and events, one per line", make_dump_command()});
+  entries.push_back({"export", "write a trace as a timeline (--perfetto: Chrome trace-event JSON)",
+                     make_export_command()});
   entries.push_back({"check", "validate a trace: complete, incomplete, or corrupt; file copies intact",
                      make_check_command()});
   entries.push_back({"syscalls", "print the syscall table, or one syscall's row", make_syscalls_command()});

@@ -626,6 +626,8 @@ Status ReplaySession::replay_event(const format::Event& event) {
       return Status::ok();
     case format::EventKind::kDeadlock:
       return on_deadlock(event);
+    case format::EventKind::kFailureStacks:
+      return Status::ok();  // what the recorder saw at a fatal signal, for `repro report`
     case format::EventKind::kSyscallBatch:
       return Status::error(StatusCode::kUnsupported,
                            fmt::format("event #{}: syscall batches are not supported by this "

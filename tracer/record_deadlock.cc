@@ -54,17 +54,26 @@ void RecordSession::note_signal_timers(Thread& t, int64_t result) {
   }
 }
 
+std::string RecordSession::stop_for_backtrace(Thread& t) {
+  if (t.state != Thread::State::kInSyscall) {
+    return "";
+  }
+  // Asleep in the kernel: bring it to a ptrace-stop to read its stack.
+  if (ptrace(PTRACE_INTERRUPT, t.tid, nullptr, nullptr) != 0) {
+    return "the thread is gone";
+  }
+  std::optional<int> status =
+      os::wait_for_stop_until(t.tid, std::chrono::steady_clock::now() + kInterruptLimit);
+  if (!status || !WIFSTOPPED(*status)) {
+    return "the thread did not stop";
+  }
+  return "";
+}
+
 std::string RecordSession::backtrace_of(Thread& t) {
-  if (t.state == Thread::State::kInSyscall) {
-    // Asleep in the kernel: bring it to a ptrace-stop to read its stack.
-    if (ptrace(PTRACE_INTERRUPT, t.tid, nullptr, nullptr) != 0) {
-      return "  (no backtrace: the thread is gone)\n";
-    }
-    std::optional<int> status =
-        os::wait_for_stop_until(t.tid, std::chrono::steady_clock::now() + kInterruptLimit);
-    if (!status || !WIFSTOPPED(*status)) {
-      return "  (no backtrace: the thread did not stop)\n";
-    }
+  std::string why_not = stop_for_backtrace(t);
+  if (!why_not.empty()) {
+    return fmt::format("  (no backtrace: {})\n", why_not);
   }
   return diag::backtrace(t.pid, t.tid, {});
 }

@@ -61,6 +61,9 @@ constexpr int kInKernelGraceMs = 2;
 // busy machine is a scheduling point that another run of the same seed
 // would not have.
 constexpr int kChaosInKernelGraceMs = 50;
+// How often, during the grace, the recorder looks whether the thread fell
+// asleep in the kernel (then it passes the CPU on at once).
+constexpr auto kInKernelSleepCheck = std::chrono::microseconds(200);
 
 // How often buffered events are written out even if the frame is not full,
 // so a recorder killed with SIGKILL loses at most this much.
@@ -524,6 +527,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
 
   // How long to wait for the next stop before acting on the current thread.
   int timeout_ms = -1;
+  bool in_kernel_check = false;  // look again soon whether it fell asleep
   Thread* current = current_ ? find(current_) : nullptr;
   if (current != nullptr && !ready_.empty()) {
     if (current->state == Thread::State::kRunning && !current->interrupt_requested) {
@@ -534,13 +538,16 @@ Result<RecordSession::StepResult> RecordSession::step() {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(
           in_kernel_deadline(current->in_kernel_since) - now);
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
-      if (options_.chaos && !current->entered_logged && os::scheduler_state(current_) == 'S') {
-        // It went to sleep while no one else was ready (enter_until_asleep
-        // kept the CPU for it); someone is now: pass it on.
+      if (!current->entered_logged && os::scheduler_state(current_) == 'S') {
+        // It sleeps in the kernel (a write to a full pipe, a wait) while
+        // others are ready: pass the CPU on now rather than at the end of
+        // the grace. (In chaos mode, enter_until_asleep may have kept the
+        // CPU for it while no one else was ready.)
         REPRO_RETURN_IF_ERROR(log_entered(*current));
         release_cpu(*current);
         return StepResult::kContinue;
       }
+      in_kernel_check = true;
     }
   }
   if (timeout_ms < 0 || timeout_ms > 250) {
@@ -563,7 +570,13 @@ Result<RecordSession::StepResult> RecordSession::step() {
   }
   if (tid == 0) {
     pollfd fd{signal_fd_.get(), POLLIN, 0};
-    int ready = poll(&fd, 1, timeout_ms);
+    auto timeout = std::chrono::microseconds(timeout_ms) * 1000;
+    if (in_kernel_check) {
+      timeout = std::min(timeout, kInKernelSleepCheck);
+    }
+    // Under a second (timeout_ms is at most 250).
+    timespec poll_timeout{0, std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()};
+    int ready = ppoll(&fd, 1, &poll_timeout, nullptr);
     if (ready < 0 && errno != EINTR) {
       return Status::from_errno(errno, "poll");
     }
@@ -1498,6 +1511,11 @@ Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
   t.state = Thread::State::kRunning;
   int request = PTRACE_CONT;
   REPRO_ASSIGN_OR_RETURN(os::SignalDisposition disposition, os::signal_disposition(t.tid, signal));
+  if (disposition == os::SignalDisposition::kDefault && !is_stop_signal(signal)) {
+    // The default action of every other signal not ignored by default ends
+    // the process: say where, while its threads still exist.
+    REPRO_RETURN_IF_ERROR(log_failure_stacks(t, info));
+  }
   if (disposition == os::SignalDisposition::kCaught) {
     // Stop at the handler's first instruction to make the frame the same
     // in every run, as replay does (see core/os/signal_frame.h): the FPU

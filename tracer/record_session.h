@@ -274,6 +274,17 @@ class RecordSession {
   Result<bool> end_if_deadlocked();
   /// t's backtrace, t asleep in a syscall (interrupted for it) or stopped.
   std::string backtrace_of(Thread& t);
+  /// Brings t, asleep in a syscall, to a ptrace-stop (PTRACE_INTERRUPT) so
+  /// its stack can be read; a thread not in a syscall is left alone. The
+  /// stop is consumed here: use only when the program is about to end.
+  /// Returns "" on success, else why not ("the thread is gone").
+  std::string stop_for_backtrace(Thread& t);
+
+  // Fatal signals (record_failure_stacks.cc).
+  /// At t's delivery-stop of `signal` (siginfo `info`), whose action is to
+  /// end t's process: logs a kFailureStacks event with the faulting
+  /// instruction and the backtrace of every thread of the process.
+  Status log_failure_stacks(Thread& t, const siginfo_t& info);
 
   // Wake-ups made part of the schedule, chaos mode (record_wakeups.cc).
   /// At the exit of the running thread t's syscall with `result`: if it
@@ -287,6 +298,9 @@ class RecordSession {
   /// is still in its own syscall: queues the running thread's stop (waited
   /// for, bounded) and then this one in deferred_stops_, and returns true.
   bool hold_back_wakeup(pid_t tid, int status);
+  // Whether `writer` is in a write to the pipe that thread `reader_tid`
+  // just finished a read of.
+  bool is_pipe_handoff(const Thread& writer, pid_t reader_tid);
   /// Waits, for a bounded time, until `expected` of `candidates` stop, and
   /// handles their syscall-exit stops (other stops go to deferred_stops_).
   Status collect_woken(const std::vector<pid_t>& candidates, size_t expected);

@@ -1,4 +1,5 @@
-// RecordSession: wake-ups made part of the schedule (chaos mode).
+// RecordSession: wake-ups made part of the schedule (chaos mode), and pipe
+// reads logged after the write that fed them.
 //
 // A thread asleep in the kernel that another thread wakes (a futex wake, a
 // pipe write, a thread's or child's exit) reports its syscall exit a moment
@@ -29,6 +30,11 @@ namespace {
 // guess of who was woken that was wrong (another child exited than the
 // one waited for), at the cost of that much time.
 constexpr auto kWakeLimit = std::chrono::milliseconds(50);
+// Outside chaos, how long a pipe read that a write woke waits for the
+// writer's syscall exit, and how often it checks whether the writer fell
+// asleep instead.
+constexpr auto kPipeWriteLimit = std::chrono::milliseconds(2);
+constexpr auto kPipeWriteProbe = std::chrono::microseconds(100);
 
 bool is_futex_wait(const std::array<uint64_t, 6>& args) {
   switch (static_cast<int>(args[1]) & FUTEX_CMD_MASK) {
@@ -64,6 +70,25 @@ size_t futex_woken(const std::array<uint64_t, 6>& args, int64_t result,
     default:
       return 0;
   }
+}
+
+// The stop of `writer` at the end of its pipe write, unless it goes to
+// sleep first (the pipe filled up again) or takes longer than a grace
+// period: the read is then logged first, with its bytes.
+std::optional<int> wait_for_write_to_finish(pid_t writer) {
+  auto deadline = std::chrono::steady_clock::now() + kPipeWriteLimit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::optional<int> status =
+        os::wait_for_stop_until(writer, std::chrono::steady_clock::now() + kPipeWriteProbe);
+    if (status) {
+      return status;
+    }
+    char state = os::scheduler_state(writer);
+    if (state == 'S' || state == 'D') {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -116,11 +141,32 @@ Status RecordSession::collect_woken(const std::vector<pid_t>& candidates, size_t
   return Status::ok();
 }
 
+bool RecordSession::is_pipe_handoff(const Thread& writer, pid_t reader_tid) {
+  Thread* reader = find(reader_tid);
+  if ((writer.syscall_number != SYS_write && writer.syscall_number != SYS_writev) ||
+      reader == nullptr ||
+      (reader->syscall_number != SYS_read && reader->syscall_number != SYS_readv)) {
+    return false;
+  }
+  auto written = os::descriptor_file(writer.pid, static_cast<int>(writer.args[0]));
+  if (!written.is_ok() || !written->is_fifo) {
+    return false;
+  }
+  auto read = os::descriptor_file(reader->pid, static_cast<int>(reader->args[0]));
+  return read.is_ok() && *read == *written;
+}
+
 bool RecordSession::hold_back_wakeup(pid_t tid, int status) {
   Thread* current = current_ != 0 ? find(current_) : nullptr;
-  if (!options_.chaos || current == nullptr || tid == current_ ||
+  if (current == nullptr || tid == current_ ||
       current->state != Thread::State::kInSyscall || current->entered_logged ||
       !WIFSTOPPED(status) || WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+    return false;
+  }
+  // Outside chaos, only a read woken by a write into its pipe waits for
+  // that write: logged after it, the read's bytes are the write's, which
+  // the trace then stores once (pipe_data_references.h).
+  if (!options_.chaos && !is_pipe_handoff(*current, tid)) {
     return false;
   }
   // The running thread is in a syscall (the wake, perhaps): its exit comes
@@ -130,8 +176,9 @@ bool RecordSession::hold_back_wakeup(pid_t tid, int status) {
   if (state == 'S' || state == 'D') {
     return false;
   }
-  std::optional<int> current_status =
-      os::wait_for_stop_until(current_, std::chrono::steady_clock::now() + kWakeLimit);
+  std::optional<int> current_status = options_.chaos ? os::wait_for_stop_until(
+                                                          current_, std::chrono::steady_clock::now() + kWakeLimit)
+                                                    : wait_for_write_to_finish(current_);
   if (current_status) {
     deferred_stops_.emplace_back(current_, *current_status);
   }

@@ -59,6 +59,8 @@ const char* event_kind_name(EventKind kind) {
       return "rdtsc-patch";
     case EventKind::kDeadlock:
       return "deadlock";
+    case EventKind::kFailureStacks:
+      return "failure-stacks";
   }
   return "unknown";
 }

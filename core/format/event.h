@@ -73,8 +73,14 @@ enum class EventKind : uint8_t {
   /// the run; the kThreadExit events of SIGKILL follow. data: the recorder's
   /// report (what each thread waited for, with backtraces).
   kDeadlock = 12,
+  /// The thread is about to die of a fatal signal (the kSignal event just
+  /// before it, whose action terminates the process): data holds a
+  /// FailureStacks (failure_stacks.h) with the faulting instruction and a
+  /// backtrace of every thread of the process. Replay has nothing to do
+  /// for it; `repro report` reads it.
+  kFailureStacks = 13,
 };
-constexpr uint8_t kMaxEventKind = 12;
+constexpr uint8_t kMaxEventKind = 13;
 
 /// Bits of Event::syscall_flags.
 enum SyscallFlag : uint32_t {
@@ -195,7 +201,7 @@ struct Event {
   // kThreadExit
   int32_t exit_status = 0;
 
-  // kSyscallBatch, kExec, kDeadlock
+  // kSyscallBatch, kExec, kDeadlock, kFailureStacks
   std::string data;
 
   /// Resets every field, keeping allocated capacity.

@@ -77,6 +77,7 @@ size_t encoded_bound(const Event& event) {
       break;
     case EventKind::kSyscallBatch:
     case EventKind::kDeadlock:
+    case EventKind::kFailureStacks:
       bound += string_bound(event.data);
       break;
     default:
@@ -247,6 +248,7 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
       break;
     case EventKind::kSyscallBatch:
     case EventKind::kDeadlock:
+    case EventKind::kFailureStacks:
       p = put_bytes(p, event.data);
       break;
   }
@@ -653,6 +655,9 @@ bool FrameDecoder::decode_event(Event* event) {
       break;
     case EventKind::kDeadlock:
       REPRO_DECODE(bytes(&event->data, "deadlock report length"));
+      break;
+    case EventKind::kFailureStacks:
+      REPRO_DECODE(bytes(&event->data, "failure stacks length"));
       break;
   }
   event->writes.resize(write_count);

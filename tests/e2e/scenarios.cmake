@@ -54,6 +54,9 @@ repro_scenario_program(scenario_mmap_socket mmap_socket_program.c)
 repro_scenario_program(scenario_output_divergence output_divergence_program.c)
 repro_scenario_program(scenario_sched_yield_turns sched_yield_turns_program.c)
 target_link_libraries(scenario_sched_yield_turns PRIVATE Threads::Threads)
+# report: a segfault in a second thread, and a plain non-zero exit.
+repro_scenario_program(scenario_report_crash report_crash_program.c)
+target_link_libraries(scenario_report_crash PRIVATE Threads::Threads)
 repro_scenario_program(scenario_sibling_fatal_signal sibling_fatal_signal_program.c)
 target_link_libraries(scenario_sibling_fatal_signal PRIVATE Threads::Threads)
 repro_scenario_program(scenario_unknown_effects unknown_effects_program.c)
@@ -74,6 +77,7 @@ set(REPRO_SCENARIOS
   "dump_decoding 120"
   "dump_json 120"
   "exec_mount_namespace 120"
+  "export_perfetto 300"
   "file_reads_by_reference 180"
   "interrupted_recording 300"
   "hunt 900"
@@ -95,6 +99,7 @@ set(REPRO_SCENARIOS
   "replay_from_noexec_mount 300"
   "replay_isolation_enforced 120"
   "replay_stop_at 120"
+  "report 300"
   "sched_yield_turns 300"
   "setuid_program 120"
   "shell_scripts 300"

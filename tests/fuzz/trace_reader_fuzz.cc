@@ -13,6 +13,8 @@
 //      (the JSON files hold no NUL); a trace with a trailer gets the
 //      `complete` marker, one without is incomplete. Inputs without two
 //      NULs skip this parser.
+//   5. the failure-stacks data of a kFailureStacks event (whole input): what
+//      decodes is re-encoded and must decode to the same.
 // Any crash, sanitizer report or failed property (__builtin_trap) is a bug.
 
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 
 #include "core/format/event_codec.h"
 #include "core/format/event_stream.h"
+#include "core/format/failure_stacks.h"
 #include "core/format/trace_reader.h"
 #include "core/format/trace_header.h"
 #include "core/format/trace_trailer.h"
@@ -180,6 +183,18 @@ void fuzz_trace_dir(std::string_view bytes) {
   }
 }
 
+void fuzz_failure_stacks(std::string_view bytes) {
+  repro::Result<repro::format::FailureStacks> stacks = repro::format::decode_failure_stacks(bytes);
+  if (!stacks.is_ok()) {
+    return;
+  }
+  repro::Result<repro::format::FailureStacks> again =
+      repro::format::decode_failure_stacks(repro::format::encode_failure_stacks(stacks.value()));
+  if (!again.is_ok() || !(again.value() == stacks.value())) {
+    __builtin_trap();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -188,5 +203,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_frame_content(data, size);
   fuzz_json(bytes);
   fuzz_trace_dir(bytes);
+  fuzz_failure_stacks(bytes);
   return 0;
 }

@@ -149,6 +149,12 @@ std::vector<Event> one_of_each_kind() {
   e.thread = 1;
   e.data = "deadlock: every thread waits for another\n  t0 futex wait\n";
   events.push_back(e);
+
+  e = Event{};
+  e.kind = EventKind::kFailureStacks;
+  e.thread = 2;
+  e.data = std::string("\x0b\x02\x00\x00", 4);
+  events.push_back(e);
   return events;
 }
 
