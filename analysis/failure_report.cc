@@ -48,7 +48,7 @@ std::string hex_bytes(const std::string& bytes) {
 }  // namespace
 
 std::string describe_signal_cause(const format::FailureStacks& stacks) {
-  std::string text = signal_name(stacks.signal_number);
+  std::string text = signal_number_name(stacks.signal_number);
   const char* code = signal_code_text(stacks.signal_number, stacks.signal_code);
   if (code[0] != '\0') {
     text += fmt::format(" ({})", code);
@@ -119,7 +119,7 @@ nlohmann::ordered_json failure_stacks_json(const format::FailureStacks& stacks) 
                        {"note", thread.note}});
   }
   return {{"signal", stacks.signal_number},
-          {"signal_name", signal_name(stacks.signal_number)},
+          {"signal_name", signal_number_name(stacks.signal_number)},
           {"signal_code", stacks.signal_code},
           {"cause", describe_signal_cause(stacks)},
           {"fault_address", stacks.fault_address},

@@ -212,13 +212,13 @@ std::string result_text(const format::Event& event) {
 }
 
 std::string signal_text(const format::Event& event) {
-  std::string text = signal_name(event.signal_number);
+  std::string text = signal_number_name(event.signal_number);
   siginfo_t info;
   if (event.signal_info.size() < sizeof info) {
     return text;
   }
   std::memcpy(&info, event.signal_info.data(), sizeof info);
-  std::string fields = fmt::format("si_signo={}, si_code={}", signal_name(info.si_signo),
+  std::string fields = fmt::format("si_signo={}, si_code={}", signal_number_name(info.si_signo),
                                    info.si_code);
   if (info.si_code <= 0) {  // sent by a process (SI_USER, SI_TKILL, SI_QUEUE, ...)
     fields += fmt::format(", si_pid={}, si_uid={}", info.si_pid, info.si_uid);

@@ -246,7 +246,7 @@ std::string describe_wait_status(int32_t status) {
     return fmt::format("exited with status {}", WEXITSTATUS(status));
   }
   if (WIFSIGNALED(status)) {
-    return fmt::format("killed by {}{}", signal_name(WTERMSIG(status)),
+    return fmt::format("killed by {}{}", signal_number_name(WTERMSIG(status)),
                        WCOREDUMP(status) ? " (core dumped)" : "");
   }
   return fmt::format("ended with wait status {:#x}", status);

@@ -154,7 +154,7 @@ std::string errno_description(int number) {
   return text != nullptr ? text : fmt::format("Unknown error {}", number);
 }
 
-std::string signal_name(int number) {
+std::string signal_number_name(int number) {
   if (number >= SIGRTMIN && number <= SIGRTMAX) {
     return number == SIGRTMIN ? "SIGRTMIN" : fmt::format("SIGRT_{}", number - SIGRTMIN);
   }
@@ -246,7 +246,7 @@ std::string named_value_text(syscalls::ArgKind kind, uint64_t value) {
     case ArgKind::kPid:
       return fmt::format("{}", static_cast<int>(value));
     case ArgKind::kSignal:
-      return value == 0 ? "0" : signal_name(static_cast<int>(value));
+      return value == 0 ? "0" : signal_number_name(static_cast<int>(value));
     case ArgKind::kAtFd:
       return at_fd_text(value);
     case ArgKind::kOpenFlags:

@@ -20,7 +20,7 @@ std::string errno_name(int number);
 /// "No such file or directory"; "Unknown error 1234" without one.
 std::string errno_description(int number);
 /// "SIGSEGV" for 11, "SIGRT_3" for SIGRTMIN+3, "SIG99" for others.
-std::string signal_name(int number);
+std::string signal_number_name(int number);
 
 std::string at_fd_text(uint64_t value);          // "AT_FDCWD" or "3"
 std::string open_flags_text(uint64_t value);     // "O_RDONLY|O_CLOEXEC"

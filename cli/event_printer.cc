@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "analysis/failure_report.h"
+#include "analysis/syscall_decoder.h"
 #include "core/format/failure_stacks.h"
 #include "analysis/syscall_decoder.h"
 #include "core/syscalls/syscall_table.h"

@@ -134,7 +134,7 @@ std::string failure_headline(const FailurePoint& failure) {
       return fmt::format("deadlock at event #{}: every live thread waits for another", failure.event_index);
     case FailurePoint::Kind::kFatalSignal: {
       std::string cause = failure.stacks ? analysis::describe_signal_cause(*failure.stacks)
-                                         : analysis::signal_name(failure.signal_number);
+                                         : analysis::signal_number_name(failure.signal_number);
       return fmt::format("t{} got {} (event #{})", failure.thread, cause, failure.event_index);
     }
     case FailurePoint::Kind::kExitStatus:
@@ -226,7 +226,7 @@ Json end_json(const std::optional<int32_t>& status, const TraceSummary& summary)
   if (status && WIFEXITED(*status)) {
     j["exit_code"] = WEXITSTATUS(*status);
   } else if (status && WIFSIGNALED(*status)) {
-    j["signal"] = analysis::signal_name(WTERMSIG(*status));
+    j["signal"] = analysis::signal_number_name(WTERMSIG(*status));
   }
   return j;
 }
@@ -272,7 +272,7 @@ Json report_json(const std::string& dir, const TraceSummary& s) {
             {"thread", failure.thread},
             {"text", failure_headline(failure)}};
   if (failure.kind == FailurePoint::Kind::kFatalSignal) {
-    f["signal"] = analysis::signal_name(failure.signal_number);
+    f["signal"] = analysis::signal_number_name(failure.signal_number);
   }
   if (failure.kind == FailurePoint::Kind::kExitStatus) {
     f["exit_code"] = WEXITSTATUS(failure.exit_status);

@@ -54,9 +54,9 @@ TEST_CASE("errno and signal numbers have their names", "[analysis]") {
   CHECK(errno_name(2) == "ENOENT");
   CHECK(errno_description(2) == "No such file or directory");
   CHECK(errno_name(4000) == "E4000");
-  CHECK(signal_name(SIGSEGV) == "SIGSEGV");
-  CHECK(signal_name(SIGRTMIN + 2) == "SIGRT_2");
-  CHECK(signal_name(200) == "SIG200");
+  CHECK(signal_number_name(SIGSEGV) == "SIGSEGV");
+  CHECK(signal_number_name(SIGRTMIN + 2) == "SIGRT_2");
+  CHECK(signal_number_name(200) == "SIG200");
 }
 
 TEST_CASE("named_value_text covers the table's kinds with names and no others", "[analysis]") {
