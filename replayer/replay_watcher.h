@@ -1,0 +1,37 @@
+#pragma once
+// ReplayWatcher: lets a debugger (gdb_server.h) see the replay one
+// instruction at a time without changing what the replay does.
+//
+// While the watcher asks for it, the session runs a thread that it would
+// let run freely (PTRACE_CONT) one instruction at a time instead
+// (PTRACE_SINGLESTEP), and shows the watcher the thread before each
+// instruction: breakpoints are addresses compared with rip, watchpoints
+// values compared with what they were. Nothing is written into the
+// program (no int3, no debug register, no page protection), so the
+// replay's own checks (the memory hash of a preemption point, the code
+// rdtsc patching reads) see exactly what they see without a debugger,
+// and a host whose debug registers never fire (some virtual machines)
+// loses nothing.
+//
+// Called on the replay thread only, with the thread in a ptrace-stop.
+
+#include "core/base/status.h"
+#include "core/os/tracee.h"
+#include "replayer/replay_thread.h"
+
+namespace repro::replayer {
+
+class ReplayWatcher {
+ public:
+  virtual ~ReplayWatcher() = default;
+  /// Whether `t` is to run one instruction at a time from now on.
+  virtual bool wants_instruction_steps(const ReplayThread& t) = 0;
+  /// `t` is stopped before the instruction at `regs.rip`; `stepped` if it
+  /// came there by one instruction, else it was stopped there by the
+  /// replay. The watcher may stop the replay here (talk to gdb) before
+  /// returning. An error stops the replay.
+  virtual Status at_instruction(const ReplayThread& t, const os::Registers& regs,
+                                bool stepped) = 0;
+};
+
+}  // namespace repro::replayer
