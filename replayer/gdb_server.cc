@@ -196,9 +196,10 @@ std::optional<uint64_t> GdbServer::changed_watchpoint(pid_t tid) {
   return changed;
 }
 
-Status GdbServer::at_instruction(const ReplayThread& t, const os::Registers& regs, bool stepped) {
+Result<bool> GdbServer::at_instruction(const ReplayThread& t, const os::Registers& regs,
+                                       bool stepped) {
   if (detached_ || !watched_process(t)) {
-    return Status::ok();
+    return false;
   }
   Stop stop;
   stop.thread = t.index;
@@ -224,9 +225,10 @@ Status GdbServer::at_instruction(const ReplayThread& t, const os::Registers& reg
     }
   }
   if (!stops) {
-    return Status::ok();
+    return false;
   }
-  return stop_here(stop);
+  REPRO_RETURN_IF_ERROR(stop_here(stop));
+  return true;
 }
 
 Status GdbServer::stop_here(const Stop& stop) {

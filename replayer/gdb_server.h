@@ -68,7 +68,8 @@ class GdbServer : public ReplayWatcher {
 
   // ReplayWatcher.
   bool wants_instruction_steps(const ReplayThread& t) override;
-  Status at_instruction(const ReplayThread& t, const os::Registers& regs, bool stepped) override;
+  Result<bool> at_instruction(const ReplayThread& t, const os::Registers& regs,
+                              bool stepped) override;
 
  private:
   explicit GdbServer(ScopedFd listener, uint16_t port)

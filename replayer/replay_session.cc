@@ -229,8 +229,7 @@ Status ReplaySession::resume(ReplayThread& t, int request, int signal) {
     if (signal == 0) {
       // It may have got here without a step the watcher saw (parked by an
       // event, or by a step of the replay's own).
-      REPRO_RETURN_IF_ERROR(show_to_watcher(t, regs, false));
-      REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));  // the debugger may set them
+      REPRO_RETURN_IF_ERROR(show_to_watcher(t, &regs, false));
     }
     if (watcher_->wants_instruction_steps(t)) {
       REPRO_RETURN_IF_ERROR(prepare_watcher_step(t, regs.rip));
@@ -274,8 +273,7 @@ Result<int> ReplaySession::wait_stop(ReplayThread& t) {
       // syscall's end already: no instruction ran in between.
       bool seen = info.si_code != TRAP_TRACE && regs.rip == t.watched_rip;
       if (!seen) {
-        REPRO_RETURN_IF_ERROR(show_to_watcher(t, regs, true));
-        REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
+        REPRO_RETURN_IF_ERROR(show_to_watcher(t, &regs, true));
       }
     }
     if (!t.watcher_step) {
@@ -285,12 +283,16 @@ Result<int> ReplaySession::wait_stop(ReplayThread& t) {
   }
 }
 
-Status ReplaySession::show_to_watcher(ReplayThread& t, const os::Registers& regs, bool stepped) {
-  if (!stepped && regs.rip == t.watched_rip) {
+Status ReplaySession::show_to_watcher(ReplayThread& t, os::Registers* regs, bool stepped) {
+  if (!stepped && regs->rip == t.watched_rip) {
     return Status::ok();
   }
-  t.watched_rip = regs.rip;
-  return watcher_->at_instruction(t, regs, stepped);
+  t.watched_rip = regs->rip;
+  REPRO_ASSIGN_OR_RETURN(bool stopped, watcher_->at_instruction(t, *regs, stepped));
+  if (stopped) {
+    REPRO_ASSIGN_OR_RETURN(*regs, os::get_registers(t.tid));  // the debugger may set them
+  }
+  return Status::ok();
 }
 
 Status ReplaySession::prepare_watcher_step(ReplayThread& t, uint64_t rip) {

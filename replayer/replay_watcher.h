@@ -29,9 +29,10 @@ class ReplayWatcher {
   /// `t` is stopped before the instruction at `regs.rip`; `stepped` if it
   /// came there by one instruction, else it was stopped there by the
   /// replay. The watcher may stop the replay here (talk to gdb) before
-  /// returning. An error stops the replay.
-  virtual Status at_instruction(const ReplayThread& t, const os::Registers& regs,
-                                bool stepped) = 0;
+  /// returning. Returns whether it did (the thread's registers may have
+  /// been changed); an error stops the replay.
+  virtual Result<bool> at_instruction(const ReplayThread& t, const os::Registers& regs,
+                                      bool stepped) = 0;
 };
 
 }  // namespace repro::replayer
