@@ -181,11 +181,13 @@ Result<bool> GdbConnection::receive(bool block) {
     }
     if (n < 0) {
       if (errno == ECONNRESET) {
+        closed_ = true;
         return false;
       }
       return Status::from_errno(errno, "reading from gdb");
     }
     if (n == 0) {
+      closed_ = true;
       return false;
     }
     decoder_.feed(std::string_view(buffer, static_cast<size_t>(n)));
@@ -244,6 +246,7 @@ Status GdbConnection::send_packet(std::string_view payload) {
         continue;
       }
       if (n < 0) {
+        closed_ = closed_ || errno == EPIPE || errno == ECONNRESET;
         return Status::from_errno(errno, "writing to gdb");
       }
       sent += static_cast<size_t>(n);

@@ -75,6 +75,8 @@ class GdbConnection {
   /// Without blocking: whether gdb sent an interrupt (0x03) since the last
   /// call. Packets that arrive meanwhile are kept for read_packet.
   bool take_interrupt();
+  /// Whether gdb has closed the connection.
+  bool closed() const { return closed_; }
 
  private:
   /// Reads what is available into the decoder; false on end of stream.
@@ -82,6 +84,7 @@ class GdbConnection {
   int fd_;
   bool acks_ = true;
   bool interrupted_ = false;
+  bool closed_ = false;
   PacketDecoder decoder_;
   std::deque<PacketDecoder::Item> pending_;  // items read while waiting for an ack
 };

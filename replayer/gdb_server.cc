@@ -149,6 +149,21 @@ const ReplayThread* GdbServer::thread_by_gdb_id(int64_t id) const {
   return nullptr;
 }
 
+std::optional<uint32_t> GdbServer::thread_between_events() const {
+  const auto& threads = session_->threads();
+  auto last = threads.find(session_->last_event_thread());
+  if (last != threads.end() && last->second.where != ReplayThread::Where::kGone &&
+      watched_process(last->second)) {
+    return last->first;
+  }
+  for (const auto& [index, t] : threads) {
+    if (t.where != ReplayThread::Where::kGone && watched_process(t)) {
+      return index;
+    }
+  }
+  return std::nullopt;
+}
+
 pid_t GdbServer::memory_tid() const {
   if (const ReplayThread* t = thread_by_gdb_id(general_thread_)) {
     return t->tid;
@@ -197,14 +212,15 @@ std::optional<uint64_t> GdbServer::changed_watchpoint(pid_t tid) {
 }
 
 Result<bool> GdbServer::at_instruction(const ReplayThread& t, const os::Registers& regs,
-                                       bool stepped) {
+                                       Arrival arrival) {
   if (detached_ || !watched_process(t)) {
     return false;
   }
   Stop stop;
   stop.thread = t.index;
   bool stops = false;
-  if (step_pending_ && stepped && (step_thread_ <= 0 || step_thread_ == gdb_id(t))) {
+  if (step_pending_ && arrival != Arrival::kParked &&
+      (step_thread_ <= 0 || step_thread_ == gdb_id(t))) {
     stops = true;
   }
   if (breakpoints_.count(regs.rip) != 0) {
@@ -235,8 +251,13 @@ Status GdbServer::stop_here(const Stop& stop) {
   step_pending_ = false;
   stop_ = stop;
   general_thread_ = 0;
-  REPRO_RETURN_IF_ERROR(connection_->send_packet(stop_reply()));
-  REPRO_ASSIGN_OR_RETURN(Resume resume, serve_packets());
+  Status sent = connection_->send_packet(stop_reply());
+  Resume resume = Resume::kDisconnected;
+  if (sent.is_ok()) {
+    REPRO_ASSIGN_OR_RETURN(resume, serve_packets());
+  } else if (!connection_->closed()) {
+    return sent;
+  }
   switch (resume) {
     case Resume::kContinue:
       return Status::ok();
@@ -312,10 +333,12 @@ Result<ReplayOutcome> GdbServer::serve(ReplaySession& session) {
   }
   detached_ = first == Resume::kDetach;
   while (true) {
-    if (run_to_event_ && !detached_ && session.next_event_index() >= *run_to_event_) {
+    std::optional<uint32_t> between = thread_between_events();
+    if (run_to_event_ && !detached_ && between &&
+        session.next_event_index() >= *run_to_event_) {
       run_to_event_.reset();
       // Signal 0: gdb says the thread "stopped", no signal to explain.
-      Status stopped = stop_here(Stop{session.last_event_thread(), 0, ""});
+      Status stopped = stop_here(Stop{*between, 0, ""});
       if (killed_) {
         return ended_by_gdb();
       }
@@ -338,15 +361,14 @@ Result<ReplayOutcome> GdbServer::serve(ReplaySession& session) {
     }
     // Memory the replay itself wrote (a syscall's results) may be watched;
     // and gdb may have sent Ctrl-C while no instruction was watched.
-    const auto& threads = session.threads();
-    auto last = threads.find(session.last_event_thread());
+    std::optional<uint32_t> here = thread_between_events();
     std::optional<Stop> stop;
-    if (last != threads.end() && last->second.where != ReplayThread::Where::kGone &&
-        watched_process(last->second)) {
-      if (std::optional<uint64_t> address = changed_watchpoint(last->second.tid)) {
-        stop = Stop{last->first, 5, fmt::format("watch:{:x};", *address)};
+    if (here) {
+      pid_t tid = session.threads().at(*here).tid;
+      if (std::optional<uint64_t> address = changed_watchpoint(tid)) {
+        stop = Stop{*here, 5, fmt::format("watch:{:x};", *address)};
       } else if (connection_->take_interrupt()) {
-        stop = Stop{last->first, SIGINT, ""};
+        stop = Stop{*here, SIGINT, ""};
       }
     }
     if (stop) {
@@ -368,16 +390,14 @@ Result<ReplayOutcome> GdbServer::serve(ReplaySession& session) {
     int status = outcome->wait_status;
     std::string exit = WIFSIGNALED(status) ? fmt::format("X{:02x}", WTERMSIG(status))
                                            : fmt::format("W{:02x}", WEXITSTATUS(status));
-    REPRO_RETURN_IF_ERROR(connection_->send_packet(exit));
     // gdb closes the connection once it has seen the end; answer what it
     // asks until then.
-    while (true) {
-      REPRO_ASSIGN_OR_RETURN(std::optional<std::string> packet, connection_->read_packet());
-      if (!packet || *packet == "k") {
-        break;
+    while (connection_->send_packet(exit).is_ok()) {
+      Result<std::optional<std::string>> packet = connection_->read_packet();
+      if (!packet.is_ok() || !*packet || **packet == "k") {
+        break;  // the replay is over either way
       }
-      std::string reply = starts_with(*packet, "vKill") ? "OK" : "E01";
-      REPRO_RETURN_IF_ERROR(connection_->send_packet(reply));
+      exit = starts_with(**packet, "vKill") ? "OK" : "E01";
     }
   }
   return outcome;
@@ -400,7 +420,13 @@ Result<GdbServer::Resume> GdbServer::serve_packets() {
     if (resume && *resume == Resume::kContinue) {
       return *resume;  // the reply is the next stop
     }
-    REPRO_RETURN_IF_ERROR(connection_->send_packet(reply));
+    Status sent = connection_->send_packet(reply);
+    if (!sent.is_ok()) {
+      if (connection_->closed()) {
+        return Resume::kDisconnected;
+      }
+      return sent;
+    }
     if (*packet == "QStartNoAckMode") {
       connection_->stop_acks();
     }
@@ -480,7 +506,10 @@ Result<std::string> GdbServer::answer(const std::string& packet, std::optional<R
       return std::string("E01");
     }
     std::string text = monitor(*command);
-    REPRO_RETURN_IF_ERROR(connection_->send_packet(output_packet(text)));
+    Status sent = connection_->send_packet(output_packet(text));
+    if (!sent.is_ok() && !connection_->closed()) {
+      return sent;
+    }
     return std::string("OK");
   }
   if (kind == 'H' && packet.size() >= 2) {

@@ -69,7 +69,7 @@ class GdbServer : public ReplayWatcher {
   // ReplayWatcher.
   bool wants_instruction_steps(const ReplayThread& t) override;
   Result<bool> at_instruction(const ReplayThread& t, const os::Registers& regs,
-                              bool stepped) override;
+                              Arrival arrival) override;
 
  private:
   explicit GdbServer(ScopedFd listener, uint16_t port)
@@ -99,6 +99,10 @@ class GdbServer : public ReplayWatcher {
   std::string resume_with(const std::string& actions, std::optional<Resume>* resume);
   /// The watchpoint whose value changed (its address), updating values.
   std::optional<uint64_t> changed_watchpoint(pid_t tid);
+  /// Where to report a stop between events: the last event's thread, or
+  /// another live thread of the first process if that one is gone or
+  /// elsewhere; nullopt if the process has none left.
+  std::optional<uint32_t> thread_between_events() const;
   /// A live thread of the first process: by gdb id (0 or -1: the stopped one).
   const ReplayThread* thread_by_gdb_id(int64_t id) const;
   int64_t gdb_id(const ReplayThread& t) const;

@@ -228,9 +228,15 @@ Status ReplaySession::resume(ReplayThread& t, int request, int signal) {
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
     if (signal == 0) {
       // It may have got here without a step the watcher saw (parked by an
-      // event, or by a step of the replay's own).
-      REPRO_RETURN_IF_ERROR(show_to_watcher(t, &regs, false));
+      // event, or by a step of the replay's own), or by a step into a
+      // syscall that replay answered since, which ends here: the kernel
+      // reports no step at the return of a syscall it did not run.
+      REPRO_RETURN_IF_ERROR(show_to_watcher(t, &regs,
+                                            t.stepped_into_syscall
+                                                ? ReplayWatcher::Arrival::kStepped
+                                                : ReplayWatcher::Arrival::kParked));
     }
+    t.stepped_into_syscall = false;
     if (watcher_->wants_instruction_steps(t)) {
       REPRO_RETURN_IF_ERROR(prepare_watcher_step(t, regs.rip));
       request = PTRACE_SINGLESTEP;
@@ -252,8 +258,14 @@ Status ReplaySession::resume(ReplayThread& t, int request, int signal) {
 Result<int> ReplaySession::wait_stop(ReplayThread& t) {
   while (true) {
     REPRO_ASSIGN_OR_RETURN(int status, wait_raw_stop(t));
-    if (watcher_ == nullptr || !t.stepping || !WIFSTOPPED(status) || stop_event(status) != 0 ||
-        WSTOPSIG(status) != SIGTRAP) {
+    if (watcher_ == nullptr || !t.stepping || !WIFSTOPPED(status)) {
+      return status;
+    }
+    if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
+      t.stepped_into_syscall = t.watcher_step;
+      return status;
+    }
+    if (stop_event(status) != 0 || WSTOPSIG(status) != SIGTRAP) {
       return status;
     }
     // A step's trap (TRAP_TRACE), or the report of a stepped syscall at its
@@ -268,13 +280,12 @@ Result<int> ReplaySession::wait_stop(ReplayThread& t) {
     if (t.watcher_step) {
       REPRO_RETURN_IF_ERROR(finish_watcher_step(t, regs));
     }
-    if (!hide_from_watcher_) {
-      // A syscall's exit report after the watcher saw the thread at the
-      // syscall's end already: no instruction ran in between.
-      bool seen = info.si_code != TRAP_TRACE && regs.rip == t.watched_rip;
-      if (!seen) {
-        REPRO_RETURN_IF_ERROR(show_to_watcher(t, &regs, true));
-      }
+    // A syscall's exit report where the watcher saw the thread already,
+    // when replay resumed it from the syscall's entry stop: no instruction
+    // ran since.
+    bool seen = info.si_code != TRAP_TRACE && regs.rip == t.watched_rip;
+    if (!hide_from_watcher_ && !seen) {
+      REPRO_RETURN_IF_ERROR(show_to_watcher(t, &regs, ReplayWatcher::Arrival::kStepped));
     }
     if (!t.watcher_step) {
       return status;  // the replay's own step: its caller goes on from here
@@ -283,12 +294,13 @@ Result<int> ReplaySession::wait_stop(ReplayThread& t) {
   }
 }
 
-Status ReplaySession::show_to_watcher(ReplayThread& t, os::Registers* regs, bool stepped) {
-  if (!stepped && regs->rip == t.watched_rip) {
+Status ReplaySession::show_to_watcher(ReplayThread& t, os::Registers* regs,
+                                      ReplayWatcher::Arrival arrival) {
+  if (arrival == ReplayWatcher::Arrival::kParked && regs->rip == t.watched_rip) {
     return Status::ok();
   }
   t.watched_rip = regs->rip;
-  REPRO_ASSIGN_OR_RETURN(bool stopped, watcher_->at_instruction(t, *regs, stepped));
+  REPRO_ASSIGN_OR_RETURN(bool stopped, watcher_->at_instruction(t, *regs, arrival));
   if (stopped) {
     REPRO_ASSIGN_OR_RETURN(*regs, os::get_registers(t.tid));  // the debugger may set them
   }

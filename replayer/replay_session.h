@@ -234,9 +234,9 @@ class ReplaySession {
   /// t's next stop as waitpid reports it (or as stashed).
   Result<int> wait_raw_stop(ReplayThread& t);
   // With a watcher (replay_watcher.h): shows it t before the instruction
-  // at rip (unless it saw t there last and `stepped` is false), re-reading
-  // *regs if the watcher stopped there...
-  Status show_to_watcher(ReplayThread& t, os::Registers* regs, bool stepped);
+  // at rip (unless it came there unstepped and the watcher saw it there
+  // last), re-reading *regs if the watcher stopped there...
+  Status show_to_watcher(ReplayThread& t, os::Registers* regs, ReplayWatcher::Arrival arrival);
   /// ... notes a pushf about to be stepped at `rip` ...
   Status prepare_watcher_step(ReplayThread& t, uint64_t rip);
   /// ... and clears the trap flag a stepped pushf pushed.

@@ -26,13 +26,17 @@ class ReplayWatcher {
   virtual ~ReplayWatcher() = default;
   /// Whether `t` is to run one instruction at a time from now on.
   virtual bool wants_instruction_steps(const ReplayThread& t) = 0;
-  /// `t` is stopped before the instruction at `regs.rip`; `stepped` if it
-  /// came there by one instruction, else it was stopped there by the
-  /// replay. The watcher may stop the replay here (talk to gdb) before
-  /// returning. Returns whether it did (the thread's registers may have
-  /// been changed); an error stops the replay.
+  /// How a thread came to stand where the watcher is shown it.
+  enum class Arrival {
+    kParked,   // stopped there by the replay (an event, a step of its own)
+    kStepped,  // by one instruction (a syscall the replay answered included)
+  };
+  /// `t` is stopped before the instruction at `regs.rip`. The watcher may
+  /// stop the replay here (talk to gdb) before returning. Returns whether
+  /// it did (the thread's registers may have been changed); an error
+  /// stops the replay.
   virtual Result<bool> at_instruction(const ReplayThread& t, const os::Registers& regs,
-                                      bool stepped) = 0;
+                                      Arrival arrival) = 0;
 };
 
 }  // namespace repro::replayer
