@@ -263,6 +263,10 @@ Result<int> ReplaySession::wait_stop(ReplayThread& t) {
     }
     if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
       t.stepped_into_syscall = t.watcher_step;
+      if (t.watcher_step) {
+        REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+        REPRO_RETURN_IF_ERROR(finish_watcher_step(t, &regs));
+      }
       return status;
     }
     if (stop_event(status) != 0 || WSTOPSIG(status) != SIGTRAP) {
@@ -278,7 +282,7 @@ Result<int> ReplaySession::wait_stop(ReplayThread& t) {
     t.stepping = false;
     REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
     if (t.watcher_step) {
-      REPRO_RETURN_IF_ERROR(finish_watcher_step(t, regs));
+      REPRO_RETURN_IF_ERROR(finish_watcher_step(t, &regs));
     }
     // A syscall's exit report where the watcher saw the thread already,
     // when replay resumed it from the syscall's entry stop: no instruction
@@ -309,37 +313,44 @@ Status ReplaySession::show_to_watcher(ReplayThread& t, os::Registers* regs,
 
 Status ReplaySession::prepare_watcher_step(ReplayThread& t, uint64_t rip) {
   // Longest x86 instruction: 15 bytes; prefixes come first.
-  char code[15] = {};
+  uint8_t code[15] = {};
   t.clear_pushed_trap_flag = false;
+  t.clear_r11_trap_flag = false;
   if (!os::read_memory(t.tid, rip, code, sizeof code).is_ok()) {
     return Status::ok();  // the step faults, as it would have run
   }
-  for (char c : code) {
-    auto byte = static_cast<uint8_t>(c);
+  for (size_t i = 0; i < sizeof code; ++i) {
+    uint8_t byte = code[i];
     bool prefix = byte == 0x66 || byte == 0x67 || byte == 0xf0 || byte == 0xf2 || byte == 0xf3 ||
                   byte == 0x2e || byte == 0x36 || byte == 0x3e || byte == 0x26 || byte == 0x64 ||
                   byte == 0x65 || (byte >= 0x40 && byte <= 0x4f);
     if (!prefix) {
-      t.clear_pushed_trap_flag = byte == 0x9c;  // pushf
+      t.clear_pushed_trap_flag = byte == 0x9c;                                      // pushf
+      t.clear_r11_trap_flag = byte == 0x0f && i + 1 < sizeof code && code[i + 1] == 0x05;  // syscall
       break;
     }
   }
   return Status::ok();
 }
 
-Status ReplaySession::finish_watcher_step(ReplayThread& t, const os::Registers& regs) {
+Status ReplaySession::finish_watcher_step(ReplayThread& t, os::Registers* regs) {
+  // The flags pushf stores and syscall copies into r11 carry TF, set for
+  // the step: the program would see it, and a preemption point's memory
+  // hash or registers would differ from the recording's.
+  constexpr uint64_t kTrapFlag = 0x100;
+  if (t.clear_r11_trap_flag && (regs->r11 & kTrapFlag)) {
+    regs->r11 &= ~kTrapFlag;
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, *regs));
+  }
   if (!t.clear_pushed_trap_flag) {
     return Status::ok();
   }
   t.clear_pushed_trap_flag = false;
-  // The flags pushf stored carry TF, set for the step: the program would
-  // see it (and a preemption point's memory hash would differ).
-  constexpr uint64_t kTrapFlag = 0x100;
   uint64_t pushed = 0;
-  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, regs.rsp, &pushed, sizeof pushed));
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, regs->rsp, &pushed, sizeof pushed));
   if (pushed & kTrapFlag) {
     pushed &= ~kTrapFlag;
-    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, regs.rsp, &pushed, sizeof pushed));
+    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, regs->rsp, &pushed, sizeof pushed));
   }
   return Status::ok();
 }

@@ -239,8 +239,9 @@ class ReplaySession {
   Status show_to_watcher(ReplayThread& t, os::Registers* regs, ReplayWatcher::Arrival arrival);
   /// ... notes a pushf about to be stepped at `rip` ...
   Status prepare_watcher_step(ReplayThread& t, uint64_t rip);
-  /// ... and clears the trap flag a stepped pushf pushed.
-  Status finish_watcher_step(ReplayThread& t, const os::Registers& regs);
+  /// ... and clears the trap flag a stepped pushf pushed, or a stepped
+  /// syscall put in r11 (at its entry stop, or after it), in *regs too.
+  Status finish_watcher_step(ReplayThread& t, os::Registers* regs);
   /// Resumes t after a watcher's step: another step, or free running if
   /// the watcher no longer wants steps.
   Status continue_after_step(ReplayThread& t, const os::Registers& regs);
