@@ -1,11 +1,18 @@
 // `repro replay [TRACE]`: re-executes a recorded trace exactly.
 
 #include <fmt/core.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/event_printer.h"
 #include "cli/exit_codes.h"
 #include "cli/trace_location.h"
+#include "replayer/gdb_server.h"
 #include "replayer/replay_session.h"
 
 namespace repro::cli {
@@ -26,6 +33,16 @@ class ReplayCommand : public Command {
     sub->add_option("--stop-at", stop_at_,
                     "stop after event N (numbered as in `repro dump`), print where each thread "
                     "stands with its backtrace, and end the program");
+    sub->add_option("--gdbserver", gdb_port_,
+                    "serve the replay to gdb on this TCP port (0: any free port, printed); "
+                    "gdb connects with `target remote :PORT`")
+        ->check(CLI::Range(0, 65535));
+    sub->add_option("--gdbserver-address", gdb_address_,
+                    "the IPv4 address --gdbserver listens on (default 127.0.0.1: this host "
+                    "only; whoever connects can read and change the replayed program)");
+    sub->add_flag("--gdb", start_gdb_,
+                  "start gdb (/usr/bin/gdb, or $REPRO_GDB) connected to the replay, with the "
+                  "program's symbols");
     sub->footer(
         "The program's output is printed from the trace; nothing outside the replay is\n"
         "touched. repro exits with the program's recorded status, or 75 with a\n"
@@ -39,6 +56,12 @@ class ReplayCommand : public Command {
     auto dir = resolve_trace_dir(trace_);
     if (!dir.is_ok()) {
       return report_error(dir.status());
+    }
+    bool under_gdb = start_gdb_ || gdb_port_.has_value();
+    if (under_gdb && stop_at_) {
+      return report_error(Status::error(StatusCode::kInvalidArgument,
+                                        "--stop-at and gdb do not go together: use `monitor "
+                                        "run-to EVENT` in gdb"));
     }
     replayer::ReplayOptions options;
     options.trace_dir = *dir;
@@ -57,7 +80,8 @@ class ReplayCommand : public Command {
     if (!session.is_ok()) {
       return report_error(session.status().context(fmt::format("replaying '{}'", *dir)));
     }
-    auto outcome = (*session)->run();
+    Result<replayer::ReplayOutcome> outcome =
+        under_gdb ? serve_gdb(*dir, **session) : (*session)->run();
     if (!outcome.is_ok()) {
       int code = report_error(outcome.status());
       session->reset();
@@ -74,6 +98,10 @@ class ReplayCommand : public Command {
                                                                    *stop_at_, outcome->stopped_at)));
       return kExitOk;
     }
+    if (under_gdb && !outcome->stopped_at.empty()) {
+      fmt::print(stderr, "{}", prefix_lines("repro: ", outcome->stopped_at));
+      return kExitOk;
+    }
     if (!outcome->deadlock.empty()) {
       fmt::print(stderr, "{}",
                  prefix_lines("repro: ", "deadlock, as recorded: " + outcome->deadlock));
@@ -83,7 +111,59 @@ class ReplayCommand : public Command {
   }
 
  private:
+  /// Replays under gdb: serves it on --gdbserver's port, or (--gdb) on a
+  /// free one to a gdb started here. With --gdb this process becomes gdb
+  /// (so the shell waits for gdb and gdb owns the terminal) and a child
+  /// serves the replay; only that child returns from here.
+  Result<replayer::ReplayOutcome> serve_gdb(const std::string& trace_dir,
+                                            replayer::ReplaySession& session) {
+    replayer::GdbServerOptions options;
+    options.address = gdb_address_;
+    options.port = static_cast<uint16_t>(start_gdb_ ? 0 : gdb_port_.value_or(0));
+    REPRO_ASSIGN_OR_RETURN(auto server, replayer::GdbServer::listen(options));
+    if (!start_gdb_) {
+      fmt::print(stderr, "repro: gdb server listening on {}:{}\n", options.address,
+                 server->port());
+      return server->serve(session);
+    }
+    REPRO_ASSIGN_OR_RETURN(std::string program, replayer::GdbServer::program_file(trace_dir));
+    const char* gdb = getenv("REPRO_GDB");
+    std::string gdb_path = gdb != nullptr && *gdb != '\0' ? gdb : "/usr/bin/gdb";
+    if (access(gdb_path.c_str(), X_OK) != 0) {
+      return Status::error(StatusCode::kNotFound,
+                           fmt::format("--gdb needs gdb, and '{}' is not there; install gdb or "
+                                       "use --gdbserver PORT with a gdb elsewhere",
+                                       gdb_path));
+    }
+    fflush(nullptr);
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child < 0) {
+      return Status::from_errno(errno, "starting the gdb server");
+    }
+    if (child == 0) {
+      // The server: dies with gdb, and stays out of the terminal's
+      // foreground group so Ctrl-C reaches gdb only (which passes it on).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) {
+        _exit(0);
+      }
+      setpgid(0, 0);
+      return server->serve(session);
+    }
+    server->close_listener();
+    std::string target = fmt::format("target remote 127.0.0.1:{}", server->port());
+    std::vector<const char*> argv = {gdb_path.c_str(), "-q", "-ex", "set sysroot /", "-ex",
+                                     target.c_str(), program.c_str(), nullptr};
+    execv(gdb_path.c_str(), const_cast<char* const*>(argv.data()));
+    fmt::print(stderr, "repro: error: running {}: {}\n", gdb_path, strerror(errno));
+    _exit(kExitFailure);
+  }
+
   std::string trace_;
+  std::optional<int> gdb_port_;
+  std::string gdb_address_ = "127.0.0.1";
+  bool start_gdb_ = false;
   bool print_events_ = false;
   std::optional<uint64_t> stop_at_;
   bool allow_incomplete_ = false;

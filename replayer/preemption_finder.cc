@@ -102,6 +102,7 @@ std::string content_id_of_file(const std::string& path) {
 
 Result<int64_t> ReplaySession::inject_syscall_at(ReplayThread& t, uint64_t scratch_code, int number,
                                                  const std::array<uint64_t, 6>& args) {
+  HiddenFromWatcher hidden(this);  // replay's own code, not the program's
   // Requires: t is stopped outside any syscall. The three bytes at
   // `scratch_code` become "syscall; int3" for the call and are put back.
   REPRO_ASSIGN_OR_RETURN(os::Registers saved, os::get_registers(t.tid));

@@ -222,8 +222,33 @@ Status ReplaySession::resume(ReplayThread& t, int request, int signal) {
   if (request == 0) {
     request = PTRACE_CONT;
   }
+  t.watcher_step = false;
+  if (request == PTRACE_CONT && watcher_ != nullptr && !hide_from_watcher_ &&
+      watcher_->wants_instruction_steps(t)) {
+    REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+    if (signal == 0) {
+      // It may have got here without a step the watcher saw (parked by an
+      // event, or by a step of the replay's own), or by a step into a
+      // syscall that replay answered since, which ends here: the kernel
+      // reports no step at the return of a syscall it did not run.
+      REPRO_RETURN_IF_ERROR(show_to_watcher(t, &regs,
+                                            t.stepped_into_syscall
+                                                ? ReplayWatcher::Arrival::kStepped
+                                                : ReplayWatcher::Arrival::kParked));
+    }
+    t.stepped_into_syscall = false;
+    if (watcher_->wants_instruction_steps(t)) {
+      REPRO_RETURN_IF_ERROR(prepare_watcher_step(t, regs.rip));
+      request = PTRACE_SINGLESTEP;
+      t.watcher_step = true;
+    }
+  }
   if (ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, signal) != 0) {
     return os::ptrace_error(errno, "resuming", t.tid);
+  }
+  t.stepping = request == PTRACE_SINGLESTEP;
+  if (request == PTRACE_CONT) {
+    t.watched_rip = 0;
   }
   t.where = request == PTRACE_SYSCALL ? ReplayThread::Where::kInSyscall
                                       : ReplayThread::Where::kRunning;
@@ -231,6 +256,122 @@ Status ReplaySession::resume(ReplayThread& t, int request, int signal) {
 }
 
 Result<int> ReplaySession::wait_stop(ReplayThread& t) {
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(int status, wait_raw_stop(t));
+    if (watcher_ == nullptr || !t.stepping || !WIFSTOPPED(status)) {
+      return status;
+    }
+    if (is_stop_event(status, PTRACE_EVENT_SECCOMP)) {
+      t.stepped_into_syscall = t.watcher_step;
+      if (t.watcher_step) {
+        REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+        REPRO_RETURN_IF_ERROR(finish_watcher_step(t, &regs));
+      }
+      return status;
+    }
+    if (stop_event(status) != 0 || WSTOPSIG(status) != SIGTRAP) {
+      return status;
+    }
+    // A step's trap (TRAP_TRACE), or the report of a stepped syscall at its
+    // exit (TRAP_BRKPT); an int3 (SI_KERNEL) or a SIGTRAP someone sent is
+    // the program's, or the replay's own breakpoint.
+    REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
+    if (info.si_code != TRAP_TRACE && info.si_code != TRAP_BRKPT) {
+      return status;
+    }
+    t.stepping = false;
+    REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+    if (t.watcher_step) {
+      REPRO_RETURN_IF_ERROR(finish_watcher_step(t, &regs));
+    }
+    // A syscall's exit report where the watcher saw the thread already,
+    // when replay resumed it from the syscall's entry stop: no instruction
+    // ran since.
+    bool seen = info.si_code != TRAP_TRACE && regs.rip == t.watched_rip;
+    if (!hide_from_watcher_ && !seen) {
+      REPRO_RETURN_IF_ERROR(show_to_watcher(t, &regs, ReplayWatcher::Arrival::kStepped));
+    }
+    if (!t.watcher_step) {
+      return status;  // the replay's own step: its caller goes on from here
+    }
+    REPRO_RETURN_IF_ERROR(continue_after_step(t, regs));
+  }
+}
+
+Status ReplaySession::show_to_watcher(ReplayThread& t, os::Registers* regs,
+                                      ReplayWatcher::Arrival arrival) {
+  if (arrival == ReplayWatcher::Arrival::kParked && regs->rip == t.watched_rip) {
+    return Status::ok();
+  }
+  t.watched_rip = regs->rip;
+  REPRO_ASSIGN_OR_RETURN(bool stopped, watcher_->at_instruction(t, *regs, arrival));
+  if (stopped) {
+    REPRO_ASSIGN_OR_RETURN(*regs, os::get_registers(t.tid));  // the debugger may set them
+  }
+  return Status::ok();
+}
+
+Status ReplaySession::prepare_watcher_step(ReplayThread& t, uint64_t rip) {
+  // Longest x86 instruction: 15 bytes; prefixes come first.
+  uint8_t code[15] = {};
+  t.clear_pushed_trap_flag = false;
+  t.clear_r11_trap_flag = false;
+  if (!os::read_memory(t.tid, rip, code, sizeof code).is_ok()) {
+    return Status::ok();  // the step faults, as it would have run
+  }
+  for (size_t i = 0; i < sizeof code; ++i) {
+    uint8_t byte = code[i];
+    bool prefix = byte == 0x66 || byte == 0x67 || byte == 0xf0 || byte == 0xf2 || byte == 0xf3 ||
+                  byte == 0x2e || byte == 0x36 || byte == 0x3e || byte == 0x26 || byte == 0x64 ||
+                  byte == 0x65 || (byte >= 0x40 && byte <= 0x4f);
+    if (!prefix) {
+      t.clear_pushed_trap_flag = byte == 0x9c;                                      // pushf
+      t.clear_r11_trap_flag = byte == 0x0f && i + 1 < sizeof code && code[i + 1] == 0x05;  // syscall
+      break;
+    }
+  }
+  return Status::ok();
+}
+
+Status ReplaySession::finish_watcher_step(ReplayThread& t, os::Registers* regs) {
+  // The flags pushf stores and syscall copies into r11 carry TF, set for
+  // the step: the program would see it, and a preemption point's memory
+  // hash or registers would differ from the recording's.
+  constexpr uint64_t kTrapFlag = 0x100;
+  if (t.clear_r11_trap_flag && (regs->r11 & kTrapFlag)) {
+    regs->r11 &= ~kTrapFlag;
+    REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, *regs));
+  }
+  if (!t.clear_pushed_trap_flag) {
+    return Status::ok();
+  }
+  t.clear_pushed_trap_flag = false;
+  uint64_t pushed = 0;
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, regs->rsp, &pushed, sizeof pushed));
+  if (pushed & kTrapFlag) {
+    pushed &= ~kTrapFlag;
+    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, regs->rsp, &pushed, sizeof pushed));
+  }
+  return Status::ok();
+}
+
+Status ReplaySession::continue_after_step(ReplayThread& t, const os::Registers& regs) {
+  int request = PTRACE_CONT;
+  if (watcher_->wants_instruction_steps(t)) {
+    REPRO_RETURN_IF_ERROR(prepare_watcher_step(t, regs.rip));
+    request = PTRACE_SINGLESTEP;
+  }
+  if (ptrace(static_cast<__ptrace_request>(request), t.tid, nullptr, 0) != 0) {
+    return os::ptrace_error(errno, "resuming", t.tid);
+  }
+  t.stepping = t.watcher_step = request == PTRACE_SINGLESTEP;
+  if (!t.stepping) {
+    t.watched_rip = 0;
+  }
+  return Status::ok();
+}
+
+Result<int> ReplaySession::wait_raw_stop(ReplayThread& t) {
   auto& stash = stashed_stops_[t.tid];
   if (!stash.empty()) {
     int status = stash.front();
@@ -544,27 +685,56 @@ Result<const format::Event*> ReplaySession::peek_next_of_thread(uint32_t thread)
 }
 
 Result<ReplayOutcome> ReplaySession::run() {
-  add_last_words_hook([this] { kill_all(); });
-  REPRO_RETURN_IF_ERROR(start());
-  format::Event event;
+  REPRO_RETURN_IF_ERROR(begin());
   while (true) {
-    REPRO_ASSIGN_OR_RETURN(bool more, next_event(&event));
+    REPRO_ASSIGN_OR_RETURN(bool more, replay_next());
     if (!more) {
       break;
     }
-    if (options_.on_event) {
-      options_.on_event(event_index_, event);
-    }
-    REPRO_RETURN_IF_ERROR(replay_event(event));
-    if (options_.stop_after_event == event_index_) {
+    if (options_.stop_after_event && *options_.stop_after_event + 1 == event_index_) {
       ReplayOutcome outcome;
-      outcome.event_count = event_index_ + 1;
+      outcome.event_count = event_index_;
       outcome.stopped_at = describe_threads();
       kill_all();
       return outcome;
     }
-    ++event_index_;
   }
+  return finish();
+}
+
+Status ReplaySession::begin() {
+  add_last_words_hook([this] { kill_all(); });
+  return start();
+}
+
+Result<const format::Event*> ReplaySession::peek_next_event() {
+  if (lookahead_.empty()) {
+    format::Event event;
+    REPRO_ASSIGN_OR_RETURN(bool more, reader_->next(&event));
+    if (!more) {
+      return nullptr;
+    }
+    lookahead_.push_back(std::move(event));
+  }
+  return &lookahead_.front();
+}
+
+Result<bool> ReplaySession::replay_next() {
+  format::Event event;
+  REPRO_ASSIGN_OR_RETURN(bool more, next_event(&event));
+  if (!more) {
+    return false;
+  }
+  if (options_.on_event) {
+    options_.on_event(event_index_, event);
+  }
+  REPRO_RETURN_IF_ERROR(replay_event(event));
+  last_event_thread_ = event.thread;
+  ++event_index_;
+  return true;
+}
+
+Result<ReplayOutcome> ReplaySession::finish() {
   ReplayOutcome outcome;
   outcome.event_count = event_index_;
   outcome.recorded_wait_status = recorded_root_status_;

@@ -42,6 +42,7 @@
 #include "replayer/memory_difference.h"
 #include "replayer/pipe_streams.h"
 #include "replayer/replay_thread.h"
+#include "replayer/replay_watcher.h"
 
 namespace repro::replayer {
 
@@ -80,6 +81,39 @@ class ReplaySession {
   /// Replays to the end of the trace. Errors: divergence (with report),
   /// corruption, unsupported (a syscall whose effects were not recorded).
   Result<ReplayOutcome> run();
+
+  // Event by event, for a driver that looks at the replay between events
+  // (gdb_server.h): begin(), replay_next() until it returns false, then
+  // finish(). run() is exactly that loop.
+
+  /// Starts the program; it stands before its first instruction, thread
+  /// t0 parked. Errors as run().
+  Status begin();
+  /// Replays the next event. False (and nothing done) at the end of the
+  /// trace. Errors as run().
+  Result<bool> replay_next();
+  /// After the last event: waits for the program's end and compares its
+  /// status with the recorded one. Errors as run().
+  Result<ReplayOutcome> finish();
+  /// Shows the replay to `watcher` from now on (nullptr: to nobody). The
+  /// watcher must outlive the session or be unset first.
+  void set_watcher(ReplayWatcher* watcher) { watcher_ = watcher; }
+
+  /// The index of the next event to replay (the number replayed so far).
+  uint64_t next_event_index() const { return event_index_; }
+  /// The next event to replay, read ahead; nullptr at the end of the trace.
+  Result<const format::Event*> peek_next_event();
+  /// The thread of the last event replayed (t0 before any).
+  uint32_t last_event_thread() const { return last_event_thread_; }
+  /// The replay's threads by index, gone ones included.
+  const std::map<uint32_t, ReplayThread>& threads() const { return threads_; }
+  /// The live pid of the program's first process (0 before begin()).
+  pid_t root_pid() const { return root_pid_; }
+  /// Waits for the first stop of a thread just created, so it can be
+  /// inspected; nothing to do for any other thread.
+  Status settle_thread(uint32_t index) { return ensure_started(thread(index)); }
+  /// One line per live thread (where it stands), each with its backtrace.
+  std::string describe_threads();
 
  private:
   ReplaySession(const ReplayOptions& options, std::unique_ptr<format::TraceReader> reader,
@@ -127,9 +161,6 @@ class ReplaySession {
   /// The recording ended in a deadlock here: notes where each thread
   /// stands (the kThreadExit events of its SIGKILL follow).
   Status on_deadlock(const format::Event& event);
-  /// One line per live thread (where it stands: the syscall it is at, or a
-  /// stop), each followed by its backtrace.
-  std::string describe_threads();
 
   // Syscalls (replay_syscalls.cc).
   Status answer_syscall(ReplayThread& t, const format::Event& event);
@@ -198,7 +229,22 @@ class ReplaySession {
   Status check_syscall(ReplayThread& t, const format::Event& event);
   Status ensure_started(ReplayThread& t);
   Status resume(ReplayThread& t, int request = 0, int signal = 0);
+  /// t's next stop, past the steps taken on a watcher's behalf.
   Result<int> wait_stop(ReplayThread& t);
+  /// t's next stop as waitpid reports it (or as stashed).
+  Result<int> wait_raw_stop(ReplayThread& t);
+  // With a watcher (replay_watcher.h): shows it t before the instruction
+  // at rip (unless it came there unstepped and the watcher saw it there
+  // last), re-reading *regs if the watcher stopped there...
+  Status show_to_watcher(ReplayThread& t, os::Registers* regs, ReplayWatcher::Arrival arrival);
+  /// ... notes a pushf about to be stepped at `rip` ...
+  Status prepare_watcher_step(ReplayThread& t, uint64_t rip);
+  /// ... and clears the trap flag a stepped pushf pushed, or a stepped
+  /// syscall put in r11 (at its entry stop, or after it), in *regs too.
+  Status finish_watcher_step(ReplayThread& t, os::Registers* regs);
+  /// Resumes t after a watcher's step: another step, or free running if
+  /// the watcher no longer wants steps.
+  Status continue_after_step(ReplayThread& t, const os::Registers& regs);
   Status deliver_signal(ReplayThread& t, int signal, const siginfo_t& info, bool synchronous);
   Status settle_after_step(ReplayThread& t);
   Status find_preemption_point(ReplayThread& t, const format::Event& event);
@@ -279,6 +325,26 @@ class ReplaySession {
   int recorded_root_status_ = 0;
   bool first_exec_done_ = false;
   std::string deadlock_report_;  // on_deadlock's
+  ReplayWatcher* watcher_ = nullptr;
+  // Set while replay runs code of its own in the program (an injected
+  // syscall): the watcher is not shown those instructions.
+  bool hide_from_watcher_ = false;
+  /// Sets hide_from_watcher_ for its lifetime.
+  class HiddenFromWatcher {
+   public:
+    explicit HiddenFromWatcher(ReplaySession* session)
+        : session_(session), was_(session->hide_from_watcher_) {
+      session->hide_from_watcher_ = true;
+    }
+    ~HiddenFromWatcher() { session_->hide_from_watcher_ = was_; }
+    HiddenFromWatcher(const HiddenFromWatcher&) = delete;
+    HiddenFromWatcher& operator=(const HiddenFromWatcher&) = delete;
+
+   private:
+    ReplaySession* session_;
+    bool was_;
+  };
+  uint32_t last_event_thread_ = 0;
 };
 
 }  // namespace repro::replayer

@@ -328,6 +328,7 @@ Status ReplaySession::execute(ReplayThread& t, const format::Event& event) {
 
 Result<int64_t> ReplaySession::inject_syscall(ReplayThread& t, int number,
                                               const std::array<uint64_t, 6>& args) {
+  HiddenFromWatcher hidden(this);  // replay's own code, not the program's
   // Requires: t is at a syscall-exit stop, so rip is just past a syscall
   // instruction; point rip back at it and run it with new registers.
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));

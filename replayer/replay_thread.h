@@ -40,6 +40,20 @@ struct ReplayThread {
   // A kMappedFile event seen before this thread's mmap: what to map.
   std::string mapped_content_id;
   int queued_signal = 0;  // a signal already sent ahead of its kSignal event
+
+  // With a ReplayWatcher (replay_watcher.h). The last resume was
+  // PTRACE_SINGLESTEP (`stepping`), on the watcher's behalf in place of a
+  // PTRACE_CONT (`watcher_step`); the instruction stepped is a pushf, which
+  // pushes the trap flag the step set (`clear_pushed_trap_flag`), or a
+  // syscall, which copies it into r11 (`clear_r11_trap_flag`); where
+  // the watcher last saw the thread (0: it ran freely since); a watcher's
+  // step entered a syscall, which ends that step when the thread goes on.
+  bool stepping = false;
+  bool stepped_into_syscall = false;
+  bool watcher_step = false;
+  bool clear_pushed_trap_flag = false;
+  bool clear_r11_trap_flag = false;
+  uint64_t watched_rip = 0;
 };
 
 }  // namespace repro::replayer

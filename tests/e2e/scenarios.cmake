@@ -88,6 +88,7 @@ set(REPRO_SCENARIOS
   "leftover_processes 180"
   "lost_update_20_of_20 600"
   "many_tasks 180"
+  "gdb_replay 600"
   "memory_divergence 120"
   "mmap_special_file 120"
   "output_divergence 120"
