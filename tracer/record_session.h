@@ -72,6 +72,12 @@ struct RecordOptions {
   /// Schedule with the seeded chaos policy (its seed is `seed`, its base
   /// slice `time_slice`) instead of round robin.
   bool chaos = false;
+  /// Preload the fast-path library (librepro_preload.so) and let its
+  /// syscalls run without a stop (record_fast_path.cc). Off with chaos:
+  /// its syscalls are not scheduling points.
+  bool fast_path = true;
+  /// The library to preload; empty: found next to the repro binary.
+  std::string fast_path_library;
   uint32_t chaos_depth = 3;
   uint32_t chaos_points = ChaosOptions{}.expected_points;  // over how many syscall exits
   std::set<uint32_t> chaos_skipped_changes;      // see ChaosOptions
@@ -122,6 +128,12 @@ class RecordSession {
 
  private:
   struct Thread;
+  /// A thread's fast-path buffer in the tracee: where it is, and how far
+  /// its records went into the trace already.
+  struct FastPathBuffer {
+    uint64_t address = 0;
+    uint32_t drained_offset = 0;
+  };
   enum class StepResult { kContinue, kDone };
 
   explicit RecordSession(const RecordOptions& options);
@@ -144,6 +156,15 @@ class RecordSession {
   Status on_exec(Thread& t);
   Status log_exec(Thread& t, bool first_exec = false);
   Status on_exit_event(Thread& t);
+  // The in-process fast path (record_fast_path.cc).
+  /// Logs the records t's library added to its buffer since the last
+  /// drain as one kSyscallBatch event; nothing if there are none.
+  Status drain_fast_path(Thread& t);
+  /// Answers the library's control syscall (register a buffer, flush it)
+  /// at its entry; returns false for any other syscall.
+  Result<bool> on_fast_path_control(Thread& t);
+  /// What t's new thread or process runs its fast path on.
+  void inherit_fast_path(const Thread& parent, Thread& child, uint64_t clone_flags);
   Status on_event_stop(Thread& t, int signal);
   Status on_signal(Thread& t, int signal);
   /// Delivers `signal` (siginfo `info`) to t at its signal-delivery-stop.
@@ -361,6 +382,7 @@ class RecordSession {
   std::chrono::steady_clock::time_point last_stop_at_;
   bool deadlock_checked_ = false;
   std::string deadlock_report_;
+  bool fast_path_on_ = false;  // the library is preloaded and its syscalls pass the filter
   std::set<std::string> warned_;  // keys of warn_once's warnings given
   // Page copies in preempt events (log_preempt): the bytes of copies the
   // snapshot budget still allows, and per process, page address -> hash of

@@ -1,0 +1,94 @@
+// The recorder's side of the in-process fast path (core/fastpath).
+//
+// The preloaded library logs the syscalls it makes without a stop into a
+// buffer per thread. Only one tracee thread runs user code at a time, and
+// the records of a thread can only have been added while it ran, so
+// copying them into the trace at that thread's next stop, before the
+// stop's own event, puts every syscall in its exact place in the one
+// ordered stream. The recorder writes nothing into the buffer: the library
+// starts it over itself, after a flush stop, so replay (which runs the
+// same library) sees the very same memory.
+
+#include <fmt/core.h>
+#include <sched.h>
+
+#include <cstring>
+
+#include "core/fastpath/fastpath_abi.h"
+#include "core/os/tracee.h"
+#include "tracer/record_session.h"
+#include "tracer/record_thread.h"
+
+namespace repro::tracer {
+
+Status RecordSession::drain_fast_path(Thread& t) {
+  if (!t.fast_path) {
+    return Status::ok();
+  }
+  FastPathBuffer& buffer = *t.fast_path;
+  repro_fastpath_header header;
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, buffer.address, &header, sizeof header));
+  if (header.end_offset == buffer.drained_offset) {
+    return Status::ok();
+  }
+  if (header.magic != REPRO_FASTPATH_BUFFER_MAGIC || header.capacity != REPRO_FASTPATH_BUFFER_BYTES ||
+      header.end_offset < buffer.drained_offset || header.end_offset > header.capacity) {
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("thread t{}: the fast-path buffer at {:#x} was overwritten "
+                                     "(end offset {}, {} drained)",
+                                     t.index, buffer.address, header.end_offset,
+                                     buffer.drained_offset));
+  }
+  event_.clear();
+  event_.kind = format::EventKind::kSyscallBatch;
+  event_.thread = t.index;
+  REPRO_ASSIGN_OR_RETURN(event_.data,
+                         os::read_memory(t.tid, buffer.address + buffer.drained_offset,
+                                         header.end_offset - buffer.drained_offset));
+  buffer.drained_offset = header.end_offset;
+  return log(event_);
+}
+
+Result<bool> RecordSession::on_fast_path_control(Thread& t) {
+  if (t.syscall_number != REPRO_FASTPATH_CONTROL_SYSCALL) {
+    return false;
+  }
+  int64_t result = -ENOSYS;
+  if (fast_path_on_ && t.args[0] == REPRO_FASTPATH_OP_REGISTER) {
+    t.fast_path = std::make_shared<FastPathBuffer>();
+    t.fast_path->address = t.args[1];
+    t.fast_path->drained_offset = sizeof(repro_fastpath_header);
+    result = 0;
+  } else if (t.fast_path && t.args[0] == REPRO_FASTPATH_OP_FLUSH) {
+    // Drained at this stop already (step()); the library starts over.
+    t.fast_path->drained_offset = sizeof(repro_fastpath_header);
+    result = 0;
+  }
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  regs.orig_rax = static_cast<uint64_t>(-1);  // skip it; rax is the result
+  regs.rax = static_cast<uint64_t>(result);
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  event_.clear();
+  event_.kind = format::EventKind::kSyscall;
+  event_.thread = t.index;
+  event_.syscall_number = t.syscall_number;
+  event_.args = t.args;
+  event_.result = result;
+  event_.syscall_flags = format::kSyscallDenied;
+  REPRO_RETURN_IF_ERROR(log(event_));
+  REPRO_RETURN_IF_ERROR(resume_user(t));
+  return true;
+}
+
+void RecordSession::inherit_fast_path(const Thread& parent, Thread& child, uint64_t clone_flags) {
+  if (!parent.fast_path || (clone_flags & CLONE_THREAD)) {
+    return;  // a new thread maps and registers its own buffer
+  }
+  if (clone_flags & CLONE_VM) {
+    child.fast_path = parent.fast_path;  // vfork: the child logs into the parent's buffer
+  } else {
+    child.fast_path = std::make_shared<FastPathBuffer>(*parent.fast_path);  // a copy, as the memory
+  }
+}
+
+}  // namespace repro::tracer
