@@ -161,9 +161,10 @@ static long logged_syscall(struct repro_fastpath_header* header, long number, lo
   thread_busy = 1;
   uint32_t needed = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_capacity);
   if (header->end_offset + needed > header->capacity) {
-    /* The recorder drains the buffer at this stop; start over after it. */
+    /* The recorder drains the buffer at this stop and sets end_offset
+     * back to the start itself: a reset made here, after the call, would
+     * leave a window in which a stop sees records drained already. */
     traced_syscall(REPRO_FASTPATH_CONTROL_SYSCALL, REPRO_FASTPATH_OP_FLUSH, 0, 0, 0, 0, 0);
-    header->end_offset = sizeof(struct repro_fastpath_header);
   }
   long result = untraced_syscall(number, a1, a2, a3, a4, a5, a6);
   uint32_t output_bytes = 0;

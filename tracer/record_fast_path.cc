@@ -5,13 +5,15 @@
 // the records of a thread can only have been added while it ran, so
 // copying them into the trace at that thread's next stop, before the
 // stop's own event, puts every syscall in its exact place in the one
-// ordered stream. The recorder writes nothing into the buffer: the library
-// starts it over itself, after a flush stop, so replay (which runs the
-// same library) sees the very same memory.
+// ordered stream. The one write the recorder makes into the buffer, the
+// reset of its end offset at a flush call, is logged as that call's memory
+// write, so replay (which runs the same library) makes it at the same
+// point and memory stays the same.
 
 #include <fmt/core.h>
 #include <sched.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "core/fastpath/fastpath_abi.h"
@@ -54,21 +56,26 @@ Result<bool> RecordSession::on_fast_path_control(Thread& t) {
     return false;
   }
   int64_t result = -ENOSYS;
+  event_.clear();
   if (fast_path_on_ && t.args[0] == REPRO_FASTPATH_OP_REGISTER) {
     t.fast_path = std::make_shared<FastPathBuffer>();
     t.fast_path->address = t.args[1];
     t.fast_path->drained_offset = sizeof(repro_fastpath_header);
     result = 0;
   } else if (t.fast_path && t.args[0] == REPRO_FASTPATH_OP_FLUSH) {
-    // Drained at this stop already (step()); the library starts over.
-    t.fast_path->drained_offset = sizeof(repro_fastpath_header);
+    // Drained at this stop already (step()): start the buffer over.
+    uint32_t start = sizeof(repro_fastpath_header);
+    uint64_t end_offset_address = t.fast_path->address + offsetof(repro_fastpath_header, end_offset);
+    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end_offset_address, &start, sizeof start));
+    event_.writes.push_back(
+        {end_offset_address, std::string(reinterpret_cast<const char*>(&start), sizeof start)});
+    t.fast_path->drained_offset = start;
     result = 0;
   }
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   regs.orig_rax = static_cast<uint64_t>(-1);  // skip it; rax is the result
   regs.rax = static_cast<uint64_t>(result);
   REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-  event_.clear();
   event_.kind = format::EventKind::kSyscall;
   event_.thread = t.index;
   event_.syscall_number = t.syscall_number;

@@ -450,6 +450,9 @@ std::vector<uint64_t> RecordSession::stack_pointers(const Thread& t, uint64_t rs
 }
 
 Status RecordSession::log_preempt(Thread& t) {
+  // The thread may have run since its stop was handled (stepped to a
+  // point replay can find): what it logged in that time comes first.
+  REPRO_RETURN_IF_ERROR(drain_fast_path(t));
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
   event_.clear();

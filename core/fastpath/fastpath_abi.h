@@ -31,8 +31,9 @@
 /* args[1]: the address of the calling thread's buffer. Result 0: logged
  * syscalls are drained from it from now on; anything else: stay slow. */
 #define REPRO_FASTPATH_OP_REGISTER 1
-/* The buffer is full: the recorder drains it at this stop, and the library
- * starts again at offset 0 when the call returns. */
+/* The buffer is full: the recorder drains it at this stop and sets its
+ * end_offset back to the first record (a memory write of the logged call,
+ * so replay makes it at the same point). */
 #define REPRO_FASTPATH_OP_FLUSH 2
 
 #define REPRO_FASTPATH_BUFFER_MAGIC 0x3146425052ull /* "RPBF1" */
