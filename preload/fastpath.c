@@ -6,7 +6,11 @@
  * through the one instruction the seccomp filter lets pass without a
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
- * thread's next stop (core/fastpath/fastpath_abi.h). During replay the
+ * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
+ * only from regular files (an fstat, logged too, tells); lseek, access
+ * and the stat family never wait for another process. A stat of a file
+ * on a FUSE file system served by a recorded process would hold the CPU
+ * until it returns: the one way these can wait. During replay the
  * same code runs, and each of those syscalls stops at the replayer, which
  * answers it from the trace.
  *
@@ -81,13 +85,15 @@ static long libc_result(long result) {
 
 /* Set once the page is in place; read-only afterwards. */
 static int page_ready;
+/* Set for good once the program installs a seccomp filter of its own:
+ * its ERRNO or TRAP answers act before repro's filter, so during replay
+ * such a syscall would never stop at the replayer to be answered from
+ * the trace. From then on every syscall takes the slow path. */
+static volatile int own_filter_installed;
 
 #define DISABLED ((struct repro_fastpath_header*)1)
 static __thread struct repro_fastpath_header* thread_buffer
     __attribute__((tls_model("initial-exec")));
-/* Set while this thread writes a record: a signal handler that makes a
- * syscall then takes the slow path rather than interleave its record. */
-static __thread int thread_busy __attribute__((tls_model("initial-exec")));
 
 __attribute__((constructor)) static void map_syscall_page(void) {
   long address = traced_syscall(SYS_mmap, (long)REPRO_FASTPATH_PAGE_ADDRESS, FP_PAGE_BYTES,
@@ -132,6 +138,7 @@ static struct repro_fastpath_header* buffer(void) {
   }
   header = (struct repro_fastpath_header*)address;
   header->magic = REPRO_FASTPATH_BUFFER_MAGIC;
+  header->busy = 0;
   header->capacity = REPRO_FASTPATH_BUFFER_BYTES;
   header->end_offset = sizeof(struct repro_fastpath_header);
   if (traced_syscall(REPRO_FASTPATH_CONTROL_SYSCALL, REPRO_FASTPATH_OP_REGISTER, address, 0, 0, 0,
@@ -158,7 +165,8 @@ static uint32_t round_up8(uint32_t n) { return (n + 7u) & ~7u; }
 static long logged_syscall(struct repro_fastpath_header* header, long number, long a1, long a2,
                            long a3, long a4, long a5, long a6, uint64_t output_address,
                            uint32_t output_capacity, enum output_kind kind) {
-  thread_busy = 1;
+  header->busy = 1;
+  __asm__ volatile("" ::: "memory");
   uint32_t needed = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_capacity);
   if (header->end_offset + needed > header->capacity) {
     /* The recorder drains the buffer at this stop and sets end_offset
@@ -199,12 +207,19 @@ static long logged_syscall(struct repro_fastpath_header* header, long number, lo
   /* Published last: a stop before this line leaves the record unseen. */
   __asm__ volatile("" ::: "memory");
   header->end_offset += record->record_bytes;
-  thread_busy = 0;
+  __asm__ volatile("" ::: "memory");
+  header->busy = 0;
   return result;
 }
 
+/* The thread's buffer, unless a record is being written into it (this is
+ * a signal handler that interrupted the library). */
 static struct repro_fastpath_header* usable_buffer(void) {
-  return thread_busy ? NULL : buffer();
+  if (own_filter_installed) {
+    return NULL;
+  }
+  struct repro_fastpath_header* header = buffer();
+  return header != NULL && !*(volatile uint32_t*)&header->busy ? header : NULL;
 }
 
 static long id_syscall(long number) {
@@ -250,6 +265,21 @@ static long clock_syscall(long number, long a1, long a2, uint64_t output_address
                         OUTPUT_WHOLE_ON_SUCCESS);
 }
 
+/* Syscalls that never block, whose only output is `output_bytes` at
+ * `output_address` on success: lseek, access, the stat family. */
+static long plain_syscall(long number, long a1, long a2, long a3, long a4,
+                          uint64_t output_address, uint32_t output_bytes) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL) {
+    return traced_syscall(number, a1, a2, a3, a4, 0, 0);
+  }
+  return logged_syscall(header, number, a1, a2, a3, a4, 0, 0, output_address, output_bytes,
+                        output_bytes != 0 ? OUTPUT_WHOLE_ON_SUCCESS : OUTPUT_NONE);
+}
+
+#define FP_AT_FDCWD -100
+#define FP_AT_SYMLINK_NOFOLLOW 0x100
+
 EXPORT int getpid(void) { return (int)id_syscall(SYS_getpid); }
 EXPORT int getppid(void) { return (int)id_syscall(SYS_getppid); }
 EXPORT int gettid(void) { return (int)id_syscall(SYS_gettid); }
@@ -277,6 +307,51 @@ EXPORT int gettimeofday(void* tv, void* tz) {
   return (int)libc_result(clock_syscall(SYS_gettimeofday, (long)tv, (long)tz, (uint64_t)tv));
 }
 
+EXPORT long lseek(int fd, long offset, int whence) {
+  return libc_result(plain_syscall(SYS_lseek, fd, offset, whence, 0, 0, 0));
+}
+EXPORT long lseek64(int fd, long offset, int whence) { return lseek(fd, offset, whence); }
+
+EXPORT int access(const char* path, int mode) {
+  return (int)libc_result(plain_syscall(SYS_access, (long)path, mode, 0, 0, 0, 0));
+}
+
+EXPORT int fstat(int fd, void* st) {
+  return (int)libc_result(
+      plain_syscall(SYS_fstat, fd, (long)st, 0, 0, (uint64_t)st, FP_STAT_BYTES));
+}
+EXPORT int fstat64(int fd, void* st) { return fstat(fd, st); }
+
+EXPORT int fstatat(int dirfd, const char* path, void* st, int flags) {
+  return (int)libc_result(plain_syscall(SYS_newfstatat, dirfd, (long)path, (long)st, flags,
+                                        (uint64_t)st, FP_STAT_BYTES));
+}
+EXPORT int fstatat64(int dirfd, const char* path, void* st, int flags) {
+  return fstatat(dirfd, path, st, flags);
+}
+EXPORT int stat(const char* path, void* st) { return fstatat(FP_AT_FDCWD, path, st, 0); }
+EXPORT int stat64(const char* path, void* st) { return stat(path, st); }
+EXPORT int lstat(const char* path, void* st) {
+  return fstatat(FP_AT_FDCWD, path, st, FP_AT_SYMLINK_NOFOLLOW);
+}
+EXPORT int lstat64(const char* path, void* st) { return lstat(path, st); }
+
+#define FP_PR_SET_SECCOMP 22
+
+EXPORT int prctl(int option, ...) {
+  va_list list;
+  va_start(list, option);
+  long a2 = va_arg(list, long);
+  long a3 = va_arg(list, long);
+  long a4 = va_arg(list, long);
+  long a5 = va_arg(list, long);
+  va_end(list);
+  if (option == FP_PR_SET_SECCOMP) {
+    own_filter_installed = 1;
+  }
+  return (int)libc_result(traced_syscall(SYS_prctl, option, a2, a3, a4, a5, 0));
+}
+
 /* syscall(2) for the numbers above; every other number is passed on,
  * traced, as libc's own syscall() would. */
 EXPORT long syscall(long number, ...) {
@@ -297,6 +372,11 @@ EXPORT long syscall(long number, ...) {
     case SYS_read:
     case SYS_pread64:
       return libc_result(file_read(number, a1, a2, a3, a4));
+    case SYS_lseek:
+      return libc_result(plain_syscall(number, a1, a2, a3, 0, 0, 0));
+    case SYS_seccomp:
+      own_filter_installed = 1;
+      return libc_result(traced_syscall(number, a1, a2, a3, a4, a5, a6));
     default:
       return libc_result(traced_syscall(number, a1, a2, a3, a4, a5, a6));
   }

@@ -12,6 +12,10 @@
 
 #include <fmt/core.h>
 #include <sched.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include <csignal>
 
 #include <cstddef>
 #include <cstring>
@@ -85,6 +89,69 @@ Result<bool> RecordSession::on_fast_path_control(Thread& t) {
   REPRO_RETURN_IF_ERROR(log(event_));
   REPRO_RETURN_IF_ERROR(resume_user(t));
   return true;
+}
+
+Result<bool> RecordSession::inside_fast_path_syscall(Thread& t) {
+  if (!t.fast_path) {
+    return false;
+  }
+  uint32_t busy = 0;
+  REPRO_RETURN_IF_ERROR(os::read_memory(
+      t.tid, t.fast_path->address + offsetof(repro_fastpath_header, busy), &busy, sizeof busy));
+  return busy != 0;
+}
+
+Result<RecordSession::StepOutcome> RecordSession::step_out_of_fast_path_syscall(Thread& t) {
+  // The library's code from its busy mark to the record's publication
+  // makes one untraced syscall and does not loop long (at most one output
+  // copy): step it. Stepping over a syscall leaves the trap flag in the
+  // rflags the kernel saves in r11; replay's syscall (answered at a stop)
+  // does not, so it is cleared to keep the registers the same.
+  REPRO_ASSIGN_OR_RETURN(const uint64_t program_mask, os::signal_mask(t.tid));
+  bool stepped = false;
+  while (true) {
+    REPRO_ASSIGN_OR_RETURN(bool inside, inside_fast_path_syscall(t));
+    if (!inside) {
+      break;
+    }
+    stepped = true;
+    REPRO_ASSIGN_OR_RETURN(os::Registers before, os::get_registers(t.tid));
+    uint8_t code[2] = {};
+    REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, before.rip, code, sizeof code));
+    bool over_syscall = code[0] == 0x0f && code[1] == 0x05;
+    if (ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, 0) != 0) {
+      return os::ptrace_error(errno, "stepping", t.tid);
+    }
+    int status = 0;
+    pid_t got = 0;
+    do {
+      got = waitpid(t.tid, &status, __WALL);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) {
+      return Status::from_errno(errno, "waitpid");
+    }
+    bool step_trap = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
+                     WSTOPSIG(status) == SIGTRAP;
+    if (step_trap) {
+      REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
+      step_trap = info.si_code == TRAP_TRACE;
+    }
+    if (!step_trap) {
+      (void)os::set_signal_mask(t.tid, program_mask);
+      deferred_stops_.emplace_back(t.tid, status);
+      return StepOutcome::kStoppedOtherwise;
+    }
+    if (over_syscall) {
+      constexpr uint64_t kTrapFlag = 0x100;
+      REPRO_ASSIGN_OR_RETURN(os::Registers after, os::get_registers(t.tid));
+      after.r11 &= ~kTrapFlag;
+      REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, after));
+    }
+  }
+  if (stepped) {
+    REPRO_RETURN_IF_ERROR(os::set_signal_mask(t.tid, program_mask));  // a step's trap unblocks SIGTRAP
+  }
+  return StepOutcome::kAtRelocatable;
 }
 
 void RecordSession::inherit_fast_path(const Thread& parent, Thread& child, uint64_t clone_flags) {

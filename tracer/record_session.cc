@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <tuple>
 
@@ -119,6 +120,24 @@ std::string find_fast_path_library(const std::string& configured) {
     }
   }
   return "";
+}
+
+// Whether the program links a sanitizer runtime that insists on coming
+// first in the initial library list (AddressSanitizer and its kin refuse
+// to start after a preloaded library). Its dynamic string table names the
+// runtime; the first 64 MiB of the file hold that table in practice.
+bool links_sanitizer_runtime(const std::string& exe_path) {
+  std::ifstream file(exe_path, std::ios::binary);
+  std::string bytes(64u << 20, '\0');
+  file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<size_t>(file.gcount()));
+  for (const char* runtime : {"libasan.so", "libtsan.so", "libhwasan.so", "liblsan.so",
+                              "libclang_rt.asan", "libclang_rt.tsan"}) {
+    if (bytes.find(runtime) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // Puts `library` first in LD_PRELOAD, keeping what the user preloads.
@@ -228,6 +247,8 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
         options.on_warning("librepro_preload.so not found next to repro: recording without "
                            "the fast path (every syscall stops)");
       }
+    } else if (links_sanitizer_runtime(exe_path)) {
+      // Recorded without the fast path, as --no-fast-path would.
     } else {
       preload_library(library, &env);
       session->fast_path_on_ = true;
@@ -1540,8 +1561,11 @@ Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
     // Signals pending meanwhile stay pending (blocked while stepping) and
     // come after this one, as they would have.
     if (!is_stop_signal(signal)) {
-      REPRO_ASSIGN_OR_RETURN(StepOutcome outcome,
-                             step_to_relocatable(t, /*hold_pending_signals=*/true));
+      // Never between the fast-path library's syscall and its record.
+      REPRO_ASSIGN_OR_RETURN(StepOutcome outcome, step_out_of_fast_path_syscall(t));
+      if (outcome == StepOutcome::kAtRelocatable) {
+        REPRO_ASSIGN_OR_RETURN(outcome, step_to_relocatable(t, /*hold_pending_signals=*/true));
+      }
       if (outcome == StepOutcome::kStoppedOtherwise) {
         // Another stop came first (a second signal, a fault) and waits in
         // deferred_stops_: send the held signal again; it comes back later

@@ -163,6 +163,10 @@ class RecordSession {
   /// Answers the library's control syscall (register a buffer, flush it)
   /// at its entry; returns false for any other syscall.
   Result<bool> on_fast_path_control(Thread& t);
+  /// Whether t stands inside the library's logging of one syscall (its
+  /// buffer's busy mark): no point to preempt it at or deliver a signal,
+  /// since replay could not reach it once the syscall is made.
+  Result<bool> inside_fast_path_syscall(Thread& t);
   /// What t's new thread or process runs its fast path on.
   void inherit_fast_path(const Thread& parent, Thread& child, uint64_t clone_flags);
   Status on_event_stop(Thread& t, int signal);
@@ -323,6 +327,10 @@ class RecordSession {
   Status remove_spin_probe(Thread& t);
   bool is_spin_probe_hit(Thread& t, int wait_status);
   enum class StepOutcome { kAtRelocatable, kNotFound, kStoppedOtherwise };
+  /// Single-steps t out of the stretch inside_fast_path_syscall() names.
+  /// kAtRelocatable: out (or was not in it); kStoppedOtherwise: another
+  /// stop came, in deferred_stops_ (record_fast_path.cc).
+  Result<StepOutcome> step_out_of_fast_path_syscall(Thread& t);
   /// Single-steps a thread stopped in user code to the next instruction
   /// replay can watch with a trampoline (core/patch/instruction.h).
   /// kStoppedOtherwise: a stop other than the step's came first; it is

@@ -36,7 +36,7 @@
  * so replay makes it at the same point). */
 #define REPRO_FASTPATH_OP_FLUSH 2
 
-#define REPRO_FASTPATH_BUFFER_MAGIC 0x3146425052ull /* "RPBF1" */
+#define REPRO_FASTPATH_BUFFER_MAGIC 0x31425052u /* "RPB1" */
 /* 64 KiB per thread: 1,000+ getppid records between two stops, and a read
  * of up to REPRO_FASTPATH_MAX_OUTPUT_BYTES. */
 #define REPRO_FASTPATH_BUFFER_BYTES 65536u
@@ -45,7 +45,15 @@
 
 /* At the start of each thread's buffer. */
 struct repro_fastpath_header {
-  uint64_t magic;        /* REPRO_FASTPATH_BUFFER_MAGIC */
+  uint32_t magic;        /* REPRO_FASTPATH_BUFFER_MAGIC */
+  /* 1 from before the library's syscall until its record is published
+   * (end_offset moved past it), then 0. The recorder neither preempts a
+   * thread nor delivers it an asynchronous signal while 1: past the
+   * syscall, replay could not reach that point without answering a
+   * syscall the trace does not list yet (and the instructions around the
+   * `ret` cannot tell before from after). 1 also keeps a signal
+   * handler's syscalls off the buffer. */
+  uint32_t busy;
   uint32_t capacity;     /* bytes of the whole buffer, header included */
   uint32_t end_offset;   /* where the next record goes (from the buffer start) */
 };
