@@ -45,6 +45,12 @@
 #define FP_STAT_MODE_OFFSET 24
 
 extern int* __errno_location(void);
+/* libc's own read and pread64, for the reads the fast path leaves alone:
+ * they are cancellation points (pthread_cancel of a thread blocked in a
+ * pipe read acts only inside libc's syscall wrapper), which a raw syscall
+ * here would not be. */
+extern long __read(int fd, void* buf, unsigned long count);
+extern long __pread64(int fd, void* buf, unsigned long count, long offset);
 
 static long traced_syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6) {
   register long r10 __asm__("r10") = a4;
@@ -243,13 +249,18 @@ static int is_regular_file(struct repro_fastpath_header* header, long fd) {
   return (mode & FP_S_IFMT) == FP_S_IFREG;
 }
 
-/* read and pread64 of a regular file, up to the buffer's output limit. */
-static long file_read(long number, long fd, long address, long count, long offset) {
+/* The buffer for a read of `count` bytes from `fd` on the fast path: a
+ * regular file, up to the buffer's output limit; NULL for the slow path. */
+static struct repro_fastpath_header* read_buffer(long fd, unsigned long count) {
   struct repro_fastpath_header* header = usable_buffer();
-  if (header == NULL || count < 0 || (unsigned long)count > REPRO_FASTPATH_MAX_OUTPUT_BYTES ||
-      !is_regular_file(header, fd)) {
-    return traced_syscall(number, fd, address, count, offset, 0, 0);
+  if (header == NULL || count > REPRO_FASTPATH_MAX_OUTPUT_BYTES || !is_regular_file(header, fd)) {
+    return NULL;
   }
+  return header;
+}
+
+static long logged_read(struct repro_fastpath_header* header, long number, long fd, long address,
+                        long count, long offset) {
   return logged_syscall(header, number, fd, address, count, offset, 0, 0, (uint64_t)address,
                         (uint32_t)count, OUTPUT_RESULT_BYTES);
 }
@@ -285,11 +296,19 @@ EXPORT int getppid(void) { return (int)id_syscall(SYS_getppid); }
 EXPORT int gettid(void) { return (int)id_syscall(SYS_gettid); }
 
 EXPORT long read(int fd, void* buf, unsigned long count) {
-  return libc_result(file_read(SYS_read, fd, (long)buf, (long)count, 0));
+  struct repro_fastpath_header* header = read_buffer(fd, count);
+  if (header == NULL) {
+    return __read(fd, buf, count);
+  }
+  return libc_result(logged_read(header, SYS_read, fd, (long)buf, (long)count, 0));
 }
 
 EXPORT long pread64(int fd, void* buf, unsigned long count, long offset) {
-  return libc_result(file_read(SYS_pread64, fd, (long)buf, (long)count, offset));
+  struct repro_fastpath_header* header = read_buffer(fd, count);
+  if (header == NULL) {
+    return __pread64(fd, buf, count, offset);
+  }
+  return libc_result(logged_read(header, SYS_pread64, fd, (long)buf, (long)count, offset));
 }
 
 EXPORT long pread(int fd, void* buf, unsigned long count, long offset) {
@@ -370,8 +389,11 @@ EXPORT long syscall(long number, ...) {
     case SYS_gettid:
       return libc_result(id_syscall(number));
     case SYS_read:
-    case SYS_pread64:
-      return libc_result(file_read(number, a1, a2, a3, a4));
+    case SYS_pread64: {
+      struct repro_fastpath_header* header = read_buffer(a1, (unsigned long)a3);
+      return libc_result(header == NULL ? traced_syscall(number, a1, a2, a3, a4, 0, 0)
+                                        : logged_read(header, number, a1, a2, a3, a4));
+    }
     case SYS_lseek:
       return libc_result(plain_syscall(number, a1, a2, a3, 0, 0, 0));
     case SYS_seccomp:
