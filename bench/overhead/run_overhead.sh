@@ -101,11 +101,12 @@ cd "$tmp" || die "cannot enter '$tmp'"
 # The workloads, in table order. set_command NAME sets cmd=(...); the C
 # workloads get their default sizes spelled out, so the table says what ran.
 getppid_calls=1000000
-workloads=(getppid_loop file_rw_loop cpu_hash cpu_threads mutex_ping_pong fork_exec
+workloads=(getppid_loop file_read_loop file_rw_loop cpu_hash cpu_threads mutex_ping_pong fork_exec
   many_threads signal_loop pipe_producer_consumer find_include tar_linux tar_linux_cat ls_doc)
 set_command() {
   case "$1" in
     getppid_loop) cmd=("$bench_dir/getppid_loop" "$getppid_calls") ;;
+    file_read_loop) cmd=("$bench_dir/file_read_loop" 100000) ;;
     file_rw_loop) cmd=("$bench_dir/file_rw_loop" 50000) ;;
     cpu_hash) cmd=("$bench_dir/cpu_hash" 40) ;;
     cpu_threads) cmd=("$bench_dir/cpu_threads" 2 60) ;;
