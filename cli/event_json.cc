@@ -8,6 +8,7 @@
 #include "analysis/failure_report.h"
 #include "core/format/failure_stacks.h"
 #include "cli/event_printer.h"
+#include "core/fastpath/syscall_batch.h"
 #include "core/syscalls/syscall_table.h"
 
 namespace repro::cli {
@@ -143,9 +144,25 @@ Json event_json(uint64_t index, const format::Event& e) {
       j["path"] = e.path;
       j["sites"] = writes_json(e.writes);
       break;
-    case format::EventKind::kSyscallBatch:
+    case format::EventKind::kSyscallBatch: {
       j["bytes"] = e.data.size();
+      auto syscalls = fastpath::parse_syscall_batch(e.data);
+      if (!syscalls.is_ok()) {
+        j["error"] = syscalls.status().message();
+        break;
+      }
+      Json list = Json::array();
+      for (const fastpath::BatchedSyscall& syscall : *syscalls) {
+        list.push_back({{"syscall", syscalls::syscall_name(syscall.syscall_number)},
+                        {"number", syscall.syscall_number},
+                        {"args", syscall.args},
+                        {"result", syscall.result},
+                        {"output_address", syscall.output_address},
+                        {"output_bytes", syscall.output.size()}});
+      }
+      j["syscalls"] = std::move(list);
       break;
+    }
     case format::EventKind::kDeadlock:
       j["report"] = e.data;
       break;

@@ -7,8 +7,8 @@
 
 #include "analysis/failure_report.h"
 #include "analysis/syscall_decoder.h"
+#include "core/fastpath/syscall_batch.h"
 #include "core/format/failure_stacks.h"
-#include "analysis/syscall_decoder.h"
 #include "core/syscalls/syscall_table.h"
 
 namespace repro::cli {
@@ -23,6 +23,32 @@ std::string describe_writes(const format::Event& event) {
     bytes += w.bytes.size();
   }
   return fmt::format(" [writes {}: {} bytes]", event.writes.size(), bytes);
+}
+
+// The batch's head line, then one line per syscall the library made
+// without a stop: "#57.0 t0 syscall getppid() = 4242 [fast path]".
+std::string describe_batch(const std::string& head, uint64_t index, const format::Event& e) {
+  auto syscalls = fastpath::parse_syscall_batch(e.data);
+  if (!syscalls.is_ok()) {
+    return fmt::format("{} {} bytes ({})", head, e.data.size(), syscalls.status().message());
+  }
+  std::string text = fmt::format("{} {} syscalls ({} bytes)", head, syscalls->size(), e.data.size());
+  format::Event one;
+  for (size_t i = 0; i < syscalls->size(); ++i) {
+    const fastpath::BatchedSyscall& syscall = (*syscalls)[i];
+    one.clear();
+    one.kind = format::EventKind::kSyscall;
+    one.thread = e.thread;
+    one.syscall_number = syscall.syscall_number;
+    one.args = syscall.args;
+    one.result = syscall.result;
+    if (!syscall.output.empty()) {
+      one.writes.push_back({syscall.output_address, syscall.output});
+    }
+    text += fmt::format("\n#{}.{} t{} syscall {} = {}{} [fast path]", index, i, e.thread,
+                        analysis::call_text(one), analysis::result_text(one), describe_writes(one));
+  }
+  return text;
 }
 
 std::string describe_flags(uint32_t flags) {
@@ -99,7 +125,7 @@ std::string describe_event(uint64_t index, const format::Event& e) {
       return fmt::format("{} {} at {:#x} (file {})", head, e.path, static_cast<uint64_t>(e.result),
                          e.content_id);
     case format::EventKind::kSyscallBatch:
-      return fmt::format("{} {} bytes", head, e.data.size());
+      return describe_batch(head, index, e);
     case format::EventKind::kDeadlock: {
       std::string report = prefix_lines("    ", e.data);
       report.pop_back();  // its last newline: the caller ends the line

@@ -94,6 +94,9 @@ class RecordCommand : public Command {
         ->capture_default_str()
         ->check(CLI::Range(1, 10000));
     sub->add_flag("--no-pin", no_pin_, "do not bind repro and the program to one CPU");
+    sub->add_flag("--no-fast-path", no_fast_path_,
+                  "do not preload librepro_preload.so: every syscall stops at repro "
+                  "(the fast path is off with --chaos anyway)");
     sub->add_option("--snapshot-budget-mib", snapshot_budget_mib_,
                     "MiB of memory page copies the trace may hold, so that a replay that "
                     "diverges in memory can show the recorded bytes (0: none)")
@@ -167,6 +170,7 @@ class RecordCommand : public Command {
     options.argv = argv_;
     options.time_slice = std::chrono::milliseconds(slice_ms_);
     options.pin_to_one_cpu = !no_pin_;
+    options.fast_path = !no_fast_path_;
     options.on_warning = [](const std::string& warning) {
       fmt::print(stderr, "repro: warning: {}\n", warning);
     };
@@ -234,6 +238,7 @@ class RecordCommand : public Command {
   std::string output_;
   int slice_ms_ = 50;
   bool no_pin_ = false;
+  bool no_fast_path_ = false;
   uint64_t snapshot_budget_mib_ = tracer::kDefaultSnapshotBudgetBytes >> 20;
   std::string linger_ = "10";
   bool chaos_ = false;

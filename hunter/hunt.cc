@@ -107,7 +107,10 @@ Result<HuntOutcome> hunt(const HuntOptions& options) {
     // One plain recording says how many scheduling points a run has.
     std::string dir = options.out_dir + "/measure";
     remove_run(dir);
-    std::vector<std::string> args = {options.repro_path, "record", "-o", dir, "--"};
+    // Without the fast path, as the chaos runs record: its syscalls are
+    // scheduling points there.
+    std::vector<std::string> args = {options.repro_path, "record", "--no-fast-path", "-o", dir,
+                                     "--"};
     args.insert(args.end(), options.argv.begin(), options.argv.end());
     REPRO_ASSIGN_OR_RETURN(pid_t pid, spawn(args, dir + ".out", dir + ".err"));
     REPRO_ASSIGN_OR_RETURN(int status, wait_for(pid));

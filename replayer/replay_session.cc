@@ -799,10 +799,7 @@ Status ReplaySession::replay_event(const format::Event& event) {
     case format::EventKind::kFailureStacks:
       return Status::ok();  // what the recorder saw at a fatal signal, for `repro report`
     case format::EventKind::kSyscallBatch:
-      return Status::error(StatusCode::kUnsupported,
-                           fmt::format("event #{}: syscall batches are not supported by this "
-                                       "version of repro",
-                                       event_index_));
+      return on_syscall_batch(event);
   }
   return Status::error(StatusCode::kCorruption, fmt::format("event #{} has an unknown kind", event_index_));
 }

@@ -146,6 +146,8 @@ class ReplaySession {
   Status on_exec(const format::Event& event);
   Status on_syscall_entered(const format::Event& event);
   Status on_syscall(const format::Event& event);
+  /// Answers the syscalls of a kSyscallBatch one by one (replay_fast_path.cc).
+  Status on_syscall_batch(const format::Event& event);
   Status on_signal(const format::Event& event);
   Status on_preempt(const format::Event& event);
   Status on_rdtsc(const format::Event& event);

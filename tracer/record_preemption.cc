@@ -72,6 +72,12 @@ std::chrono::steady_clock::time_point RecordSession::interrupt_deadline() const 
 }
 
 Status RecordSession::on_interrupted(Thread& t) {
+  REPRO_ASSIGN_OR_RETURN(bool in_fast_path, inside_fast_path_syscall(t));
+  if (in_fast_path) {
+    // Between the fast-path library's syscall and its record: let it
+    // publish the record; the next interrupt comes at once.
+    return resume_user(t);
+  }
   if (!probed_this_run_) {
     return start_spin_probe(t);  // spinning already?
   }

@@ -21,10 +21,12 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <tuple>
 
 #include "core/base/check.h"
+#include "core/fastpath/fastpath_abi.h"
 #include "core/format/env_redaction.h"
 #include "core/format/trace_format.h"
 #include "core/os/auxv.h"
@@ -101,6 +103,57 @@ bool is_vfork(int number, const std::array<uint64_t, 6>& args) {
 // answered the same way (SyscallRecorder::copies_to_recording_output).
 bool is_denied(int number) {
   return number == SYS_io_uring_setup || number == SYS_rseq || number == SYS_clone3;
+}
+
+// The fast-path library: `configured` if given, else librepro_preload.so
+// beside the repro binary (where the build puts it) or in ../lib/repro/
+// (an install). Empty if there is none.
+std::string find_fast_path_library(const std::string& configured) {
+  if (!configured.empty()) {
+    return access(configured.c_str(), R_OK) == 0 ? configured : "";
+  }
+  std::error_code ec;
+  std::filesystem::path exe_dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  if (ec) {
+    return "";
+  }
+  for (const char* relative : {"librepro_preload.so", "../lib/repro/librepro_preload.so"}) {
+    std::filesystem::path candidate = (exe_dir / relative).lexically_normal();
+    if (access(candidate.c_str(), R_OK) == 0) {
+      return candidate.string();
+    }
+  }
+  return "";
+}
+
+// Whether the program links a sanitizer runtime that insists on coming
+// first in the initial library list (AddressSanitizer and its kin refuse
+// to start after a preloaded library). Its dynamic string table names the
+// runtime; the first 64 MiB of the file hold that table in practice.
+bool links_sanitizer_runtime(const std::string& exe_path) {
+  std::ifstream file(exe_path, std::ios::binary);
+  std::string bytes(64u << 20, '\0');
+  file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<size_t>(file.gcount()));
+  for (const char* runtime : {"libasan.so", "libtsan.so", "libhwasan.so", "liblsan.so",
+                              "libclang_rt.asan", "libclang_rt.tsan"}) {
+    if (bytes.find(runtime) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Puts `library` first in LD_PRELOAD, keeping what the user preloads.
+void preload_library(const std::string& library, std::vector<std::string>* env) {
+  for (std::string& entry : *env) {
+    if (entry.starts_with("LD_PRELOAD=")) {
+      std::string rest = entry.substr(strlen("LD_PRELOAD="));
+      entry = "LD_PRELOAD=" + library + (rest.empty() ? "" : ":" + rest);
+      return;
+    }
+  }
+  env->push_back("LD_PRELOAD=" + library);
 }
 
 // Trapping where the host makes rdtsc fault, patching elsewhere or when
@@ -189,6 +242,22 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   for (char** e = environ; *e != nullptr; ++e) {
     env.emplace_back(*e);
   }
+  if (options.fast_path && !options.chaos) {
+    // In the header too: replay runs the same library, whose syscalls then
+    // stop at the replayer and are answered from the batches.
+    std::string library = find_fast_path_library(options.fast_path_library);
+    if (library.empty()) {
+      if (options.on_warning) {
+        options.on_warning("librepro_preload.so not found next to repro: recording without "
+                           "the fast path (every syscall stops)");
+      }
+    } else if (links_sanitizer_runtime(exe_path)) {
+      // Recorded without the fast path, as --no-fast-path would.
+    } else {
+      preload_library(library, &env);
+      session->fast_path_on_ = true;
+    }
+  }
   header.env = format::redact_environment(env, options.redact_env, &header.redacted_env);
   if (!header.redacted_env.empty()) {
     // Preempt events copy changed memory pages, the initial stack and its
@@ -233,7 +302,10 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   spawn.env = env;  // the real values: only the trace goes without them
   spawn.ptrace_options = kPtraceOptions;
   bool trap_rdtsc = !session->patch_rdtsc_;
-  spawn.before_exec = [trap_rdtsc] { return seccomp::install_trace_filter(trap_rdtsc); };
+  uint64_t untraced_ip = session->fast_path_on_ ? REPRO_FASTPATH_UNTRACED_IP : 0;
+  spawn.before_exec = [trap_rdtsc, untraced_ip] {
+    return seccomp::install_trace_filter(trap_rdtsc, untraced_ip);
+  };
   REPRO_ASSIGN_OR_RETURN(pid_t pid, os::spawn_traced(spawn));
   REPRO_RETURN_IF_ERROR(session->begin(pid, exe_path));
   return session;
@@ -403,6 +475,9 @@ std::vector<uint64_t> RecordSession::stack_pointers(const Thread& t, uint64_t rs
 }
 
 Status RecordSession::log_preempt(Thread& t) {
+  // The thread may have run since its stop was handled (stepped to a
+  // point replay can find): what it logged in that time comes first.
+  REPRO_RETURN_IF_ERROR(drain_fast_path(t));
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
   event_.clear();
@@ -651,6 +726,15 @@ Result<RecordSession::StepResult> RecordSession::step() {
   int signal = WSTOPSIG(wait_status);
   int event = static_cast<unsigned>(wait_status) >> 16;
   Status status;
+  if (event != PTRACE_EVENT_EXEC) {
+    // What it did without a stop comes first (an exec stop finds its old
+    // memory gone: it was drained at the execve entry).
+    status = drain_fast_path(*t);
+    if (status.code() == StatusCode::kTraceeDied) {
+      return StepResult::kContinue;
+    }
+    REPRO_RETURN_IF_ERROR(status);
+  }
   if (t->probing) {
     if (is_spin_probe_hit(*t, wait_status)) {
       status = on_spin_probe_hit(*t);
@@ -739,6 +823,10 @@ Status RecordSession::on_syscall_entry(Thread& t) {
     if (answered) {
       return Status::ok();
     }
+  }
+  REPRO_ASSIGN_OR_RETURN(bool fast_path_control, on_fast_path_control(t));
+  if (fast_path_control) {
+    return Status::ok();
   }
   if (strip_clone_untraced(t, regs)) {
     REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
@@ -1108,6 +1196,10 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
   if (child.pid != t.pid) {
     patcher_.note_fork(t.pid, child.pid);  // its own copy of the patched code
   }
+  inherit_fast_path(t, child,
+                    ptrace_event == PTRACE_EVENT_CLONE   ? flags
+                    : ptrace_event == PTRACE_EVENT_VFORK ? CLONE_VM
+                                                         : 0);
 
   event_.clear();
   event_.kind = format::EventKind::kThreadStart;
@@ -1171,6 +1263,7 @@ Status RecordSession::on_exec(Thread& t) {
     }
   }
   Thread& thread = *find(leader_tid);
+  thread.fast_path.reset();  // the new image registers its own buffer
   REPRO_RETURN_IF_ERROR(log_exec(thread));
   signal_timers_.note_exec(thread.pid);
   REPRO_RETURN_IF_ERROR(release_vfork_parent(thread.tid));
@@ -1483,8 +1576,11 @@ Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
     // Signals pending meanwhile stay pending (blocked while stepping) and
     // come after this one, as they would have.
     if (!is_stop_signal(signal)) {
-      REPRO_ASSIGN_OR_RETURN(StepOutcome outcome,
-                             step_to_relocatable(t, /*hold_pending_signals=*/true));
+      // Never between the fast-path library's syscall and its record.
+      REPRO_ASSIGN_OR_RETURN(StepOutcome outcome, step_out_of_fast_path_syscall(t));
+      if (outcome == StepOutcome::kAtRelocatable) {
+        REPRO_ASSIGN_OR_RETURN(outcome, step_to_relocatable(t, /*hold_pending_signals=*/true));
+      }
       if (outcome == StepOutcome::kStoppedOtherwise) {
         // Another stop came first (a second signal, a fault) and waits in
         // deferred_stops_: send the held signal again; it comes back later

@@ -72,6 +72,12 @@ struct RecordOptions {
   /// Schedule with the seeded chaos policy (its seed is `seed`, its base
   /// slice `time_slice`) instead of round robin.
   bool chaos = false;
+  /// Preload the fast-path library (librepro_preload.so) and let its
+  /// syscalls run without a stop (record_fast_path.cc). Off with chaos:
+  /// its syscalls are not scheduling points.
+  bool fast_path = true;
+  /// The library to preload; empty: found next to the repro binary.
+  std::string fast_path_library;
   uint32_t chaos_depth = 3;
   uint32_t chaos_points = ChaosOptions{}.expected_points;  // over how many syscall exits
   std::set<uint32_t> chaos_skipped_changes;      // see ChaosOptions
@@ -122,6 +128,12 @@ class RecordSession {
 
  private:
   struct Thread;
+  /// A thread's fast-path buffer in the tracee: where it is, and how far
+  /// its records went into the trace already.
+  struct FastPathBuffer {
+    uint64_t address = 0;
+    uint32_t drained_offset = 0;
+  };
   enum class StepResult { kContinue, kDone };
 
   explicit RecordSession(const RecordOptions& options);
@@ -144,6 +156,19 @@ class RecordSession {
   Status on_exec(Thread& t);
   Status log_exec(Thread& t, bool first_exec = false);
   Status on_exit_event(Thread& t);
+  // The in-process fast path (record_fast_path.cc).
+  /// Logs the records t's library added to its buffer since the last
+  /// drain as one kSyscallBatch event; nothing if there are none.
+  Status drain_fast_path(Thread& t);
+  /// Answers the library's control syscall (register a buffer, flush it)
+  /// at its entry; returns false for any other syscall.
+  Result<bool> on_fast_path_control(Thread& t);
+  /// Whether t stands inside the library's logging of one syscall (its
+  /// buffer's busy mark): no point to preempt it at or deliver a signal,
+  /// since replay could not reach it once the syscall is made.
+  Result<bool> inside_fast_path_syscall(Thread& t);
+  /// What t's new thread or process runs its fast path on.
+  void inherit_fast_path(const Thread& parent, Thread& child, uint64_t clone_flags);
   Status on_event_stop(Thread& t, int signal);
   Status on_signal(Thread& t, int signal);
   /// Delivers `signal` (siginfo `info`) to t at its signal-delivery-stop.
@@ -316,6 +341,10 @@ class RecordSession {
   Status remove_spin_probe(Thread& t);
   bool is_spin_probe_hit(Thread& t, int wait_status);
   enum class StepOutcome { kAtRelocatable, kNotFound, kStoppedOtherwise };
+  /// Single-steps t out of the stretch inside_fast_path_syscall() names.
+  /// kAtRelocatable: out (or was not in it); kStoppedOtherwise: another
+  /// stop came, in deferred_stops_ (record_fast_path.cc).
+  Result<StepOutcome> step_out_of_fast_path_syscall(Thread& t);
   /// Single-steps a thread stopped in user code to the next instruction
   /// replay can watch with a trampoline (core/patch/instruction.h).
   /// kStoppedOtherwise: a stop other than the step's came first; it is
@@ -375,6 +404,7 @@ class RecordSession {
   std::chrono::steady_clock::time_point last_stop_at_;
   bool deadlock_checked_ = false;
   std::string deadlock_report_;
+  bool fast_path_on_ = false;  // the library is preloaded and its syscalls pass the filter
   std::set<std::string> warned_;  // keys of warn_once's warnings given
   // Page copies in preempt events (log_preempt): the bytes of copies the
   // snapshot budget still allows, and per process, page address -> hash of

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +59,9 @@ struct RecordSession::Thread {
   os::Registers probe_registers{};
   uint64_t probe_xstate_hash = 0;
   bool probe_sigtrap_blocked = false;  // to block again after the probe's traps (os::block_sigtrap)
+  // Its fast-path buffer (record_fast_path.cc), once the preloaded library
+  // registered one; shared with a CLONE_VM child that runs on it (vfork).
+  std::shared_ptr<FastPathBuffer> fast_path;
   // An asynchronous signal held back while stepping to a preemption point
   // and sent again (tgkill) because another stop came first; its siginfo
   // is put back when it arrives.

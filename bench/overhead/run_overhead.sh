@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Whole-program overhead of repro: times every workload natively, under
-# `repro record`, under `repro replay` of the trace just recorded, and under
-# `strace -f -o /dev/null`, alternating the four (native, record, replay,
-# strace, native, record, ...) RUNS times, and prints the medians and the
-# median per-run ratios as a plain-text table, with the machine it ran on.
+# `repro record` (with the in-process fast path, the default), under
+# `repro replay` of the trace just recorded, under `repro record
+# --no-fast-path` (every syscall a ptrace stop) and under
+# `strace -f -o /dev/null`, alternating the five (native, record, replay,
+# nofp-record, strace, native, record, ...) RUNS times, and prints the
+# medians and the median per-run ratios as a plain-text table, with the
+# machine it ran on.
 #
 # Usage: run_overhead.sh [--runs N] [--repro PATH] [--build DIR]
 #                        [--timeout S] [--only REGEX] [--keep-failed DIR]
@@ -98,11 +101,12 @@ cd "$tmp" || die "cannot enter '$tmp'"
 # The workloads, in table order. set_command NAME sets cmd=(...); the C
 # workloads get their default sizes spelled out, so the table says what ran.
 getppid_calls=1000000
-workloads=(getppid_loop file_rw_loop cpu_hash cpu_threads mutex_ping_pong fork_exec
+workloads=(getppid_loop file_read_loop file_rw_loop cpu_hash cpu_threads mutex_ping_pong fork_exec
   many_threads signal_loop pipe_producer_consumer find_include tar_linux tar_linux_cat ls_doc)
 set_command() {
   case "$1" in
     getppid_loop) cmd=("$bench_dir/getppid_loop" "$getppid_calls") ;;
+    file_read_loop) cmd=("$bench_dir/file_read_loop" 100000) ;;
     file_rw_loop) cmd=("$bench_dir/file_rw_loop" 50000) ;;
     cpu_hash) cmd=("$bench_dir/cpu_hash" 40) ;;
     cpu_threads) cmd=("$bench_dir/cpu_threads" 2 60) ;;
@@ -240,6 +244,9 @@ for round in $(seq 1 "$runs"); do
         fi
       fi
       rm -rf "$trace"
+      measure "$w" "$round" nofp "$timeout_s" "$repro" record --no-fast-path -o "$trace-nofp" -- "${cmd[@]}"
+      line+=" nofp-record $m_seconds ($m_status)"
+      rm -rf "$trace-nofp"
     fi
 
     if [ $have_strace -eq 1 ]; then
@@ -273,6 +280,7 @@ stats() {
         ok["record"] = ((r, "record") in st) && st[r, "record"] == st[r, "native"]
         ok["replay"] = ok["record"] && ((r, "replay") in st) && st[r, "replay"] == st[r, "record"]
         ok["strace"] = ((r, "strace") in st) && st[r, "strace"] == st[r, "native"]
+        ok["nofp"] = ((r, "nofp") in st) && st[r, "nofp"] == st[r, "native"]
         if (mode == "median") {
           if (ok[a]) v[++n] = sec[r, a]
         } else if (ok[a] && ok[b] && sec[r, b] > 0) {
@@ -295,7 +303,8 @@ echo "  repro:       $repro, commit $commit"
 echo "  strace:      $strace_version"
 echo "  load avg:    $load_before before, $load_after after (other work on the machine skews times)"
 echo "  date:        $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "  method:      $runs rounds, each native, record, replay, strace in turn; wall-clock seconds"
+echo "  method:      $runs rounds, each native, record, replay, record --no-fast-path (nofp), strace"
+echo "               in turn; wall-clock seconds"
 echo "               (CLOCK_MONOTONIC); medians over rounds; ratios are medians of per-round ratios;"
 echo "               repro pins itself and the program to one CPU (its default), native and strace"
 echo "               are not pinned"
@@ -303,8 +312,8 @@ echo
 
 any_failed=0
 notes=()
-header=(workload native record replay strace rec/nat rep/nat strace/nat rep/rec)
-fmt='%-23s %9s %9s %9s %9s %8s %8s %10s %8s  %s\n'
+header=(workload native record replay nofp strace rec/nat rep/nat nofp/nat strace/nat rep/rec)
+fmt='%-23s %9s %9s %9s %9s %9s %8s %8s %8s %10s %8s  %s\n'
 # shellcheck disable=SC2059
 printf "$fmt" "${header[@]}" "" | sed 's/ *$//'
 for w in "${selected[@]}"; do
@@ -318,6 +327,8 @@ for w in "${selected[@]}"; do
   str_nat=""
   [ $have_strace -eq 1 ] && str_nat=$(stats "$w" ratio strace native)
   rep_rec=$(stats "$w" ratio replay record)
+  nofp=$(stats "$w" median nofp)
+  nofp_nat=$(stats "$w" ratio nofp native)
   note=""
   record_cell=$(fmt_seconds "$record")
   replay_cell=$(fmt_seconds "$replay")
@@ -335,8 +346,9 @@ for w in "${selected[@]}"; do
   fi
   # shellcheck disable=SC2059
   printf "$fmt" "$w" "$(fmt_seconds "$native")" "$record_cell" "$replay_cell" \
-    "$(fmt_seconds "$strace_s")" "$(fmt_ratio "$rec_nat")" "$(fmt_ratio "$rep_nat")" \
-    "$(fmt_ratio "$str_nat")" "$(fmt_ratio "$rep_rec")" "$note" | sed 's/ *$//'
+    "$(fmt_seconds "$nofp")" "$(fmt_seconds "$strace_s")" "$(fmt_ratio "$rec_nat")" \
+    "$(fmt_ratio "$rep_nat")" "$(fmt_ratio "$nofp_nat")" "$(fmt_ratio "$str_nat")" \
+    "$(fmt_ratio "$rep_rec")" "$note" | sed 's/ *$//'
 done
 
 echo
@@ -364,6 +376,7 @@ if [[ " ${selected[*]} " == *" getppid_loop "* ]]; then
   echo "  native:  $(awk -v n="${g_native:-0}" -v c="$getppid_calls" 'BEGIN { printf "%.3f us", n / c * 1e6 }') per call (whole run / calls)"
   echo "  record:  $(per_call record)"
   echo "  replay:  $(per_call replay)"
+  echo "  record --no-fast-path: $(per_call nofp)"
   [ $have_strace -eq 1 ] && echo "  strace:  $(per_call strace)"
 fi
 

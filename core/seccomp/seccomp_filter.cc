@@ -1,16 +1,63 @@
 #include "core/seccomp/seccomp_filter.h"
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <vector>
+
+#include "core/base/scoped_fd.h"
 
 #include "core/os/untraced_syscalls.h"
 
 namespace repro::seccomp {
+namespace {
 
-int install_trace_filter(bool trap_rdtsc) {
+// libseccomp's program with, in front, "a syscall from `untraced_ip` is
+// allowed": the instruction pointer's two halves compared in turn.
+// libseccomp's jumps are relative, so they still land where they did.
+int load_with_untraced_ip(scmp_filter_ctx ctx, uint64_t untraced_ip) {
+  ScopedFd memory(memfd_create("repro-seccomp", MFD_CLOEXEC));
+  if (!memory.valid()) {
+    return errno;
+  }
+  int rc = seccomp_export_bpf(ctx, memory.get());
+  if (rc != 0) {
+    return -rc;
+  }
+  off_t size = lseek(memory.get(), 0, SEEK_END);
+  if (size <= 0 || size % sizeof(sock_filter) != 0) {
+    return EINVAL;
+  }
+  constexpr uint32_t kIpLow = offsetof(seccomp_data, instruction_pointer);
+  constexpr uint32_t kIpHigh = kIpLow + 4;
+  std::vector<sock_filter> program = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kIpLow),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(untraced_ip), 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kIpHigh),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(untraced_ip >> 32), 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  size_t prefix = program.size();
+  program.resize(prefix + static_cast<size_t>(size) / sizeof(sock_filter));
+  if (pread(memory.get(), program.data() + prefix, static_cast<size_t>(size), 0) != size) {
+    return EIO;
+  }
+  sock_fprog fprog{static_cast<unsigned short>(program.size()), program.data()};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) {
+    return errno;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int install_trace_filter(bool trap_rdtsc, uint64_t untraced_ip) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     return errno;
   }
@@ -32,7 +79,7 @@ int install_trace_filter(bool trap_rdtsc) {
                           SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   }
   if (rc == 0) {
-    rc = seccomp_load(ctx);
+    rc = untraced_ip != 0 ? -load_with_untraced_ip(ctx, untraced_ip) : seccomp_load(ctx);
   }
   seccomp_release(ctx);
   if (rc != 0) {

@@ -14,7 +14,10 @@
 #            the trace must list patched sites) | tsc-patch-short-slices |
 #            trap-to-patch (recorded trapping rdtsc, replayed patching it)
 #            | patch-to-trap (the other way round) | chaos (the seeded
-#            chaos scheduler, seed 1, slices of 1 to 9 ms)
+#            chaos scheduler, seed 1, slices of 1 to 9 ms) | no-fast-path
+#            (record --no-fast-path: every syscall stops at repro, none is
+#            logged by the preloaded library; the trace must hold no
+#            syscall-batch event)
 # Exit 0 pass, 1 fail, 77 skip (ptrace not permitted here).
 # On failure the work directory is kept and the replay command printed.
 set -u
@@ -36,6 +39,7 @@ case "$variant" in
   trap-to-patch) record_tsc=trap replay_tsc=patch ;;
   patch-to-trap) record_tsc=patch replay_tsc=trap ;;
   chaos) record_flags=(--chaos --seed 1 --time-slice-ms 5) ;;
+  no-fast-path) record_flags=(--no-fast-path) ;;
   *) echo "unknown variant '$variant'"; exit 2 ;;
 esac
 
@@ -74,6 +78,9 @@ grep -qx 'EXIT-SUCCESS' record.out || fail "no EXIT-SUCCESS in the recorded outp
 grep -q ': complete, ' check.out || fail "trace not complete: $(cat check.out)"
 "$repro" dump "$trace" >dump.out 2>dump.err || fail "repro dump failed: $(tail -n 3 dump.err)"
 grep -q ' syscall ' dump.out || fail "repro dump lists no syscalls"
+if [ "$variant" = no-fast-path ] || [ "$variant" = chaos ]; then
+  ! grep -q ' syscall-batch ' dump.out || fail "syscall-batch events without the fast path"
+fi
 if [ "$record_tsc" = patch ]; then
   # Every program here is dynamically linked: ld.so reads rdtsc at start.
   grep -q '^# rdtsc patched in the program.s code (tsc mode patch)' dump.out ||

@@ -27,6 +27,9 @@ target_link_libraries(scenario_asan_leak PRIVATE Threads::Threads)
 # ci: a flaky three-thread race, and fixed ends (pass, exit N, abort, sleep).
 repro_scenario_program(scenario_ci_flaky ci_flaky_program.c)
 target_link_libraries(scenario_ci_flaky PRIVATE Threads::Threads)
+# fast_path: getppid, reads and clock reads the preloaded library logs.
+repro_scenario_program(scenario_fast_path fast_path_program.c)
+target_link_libraries(scenario_fast_path PRIVATE Threads::Threads)
 # divergence_report: getpid or getppid, as the environment says.
 repro_scenario_program(scenario_divergence divergence_program.c)
 # damaged_file_copies and trace_privacy: says whether variables are set.
@@ -79,6 +82,7 @@ set(REPRO_SCENARIOS
   "effects 300"
   "exec_mount_namespace 120"
   "export_perfetto 300"
+  "fast_path 300"
   "file_reads_by_reference 180"
   "interrupted_recording 300"
   "hunt 900"

@@ -1,0 +1,76 @@
+#ifndef REPRO_CORE_FASTPATH_FASTPATH_ABI_H_
+#define REPRO_CORE_FASTPATH_FASTPATH_ABI_H_
+/* The in-process syscall fast path: what the preloaded library
+ * (preload/librepro_preload.so), the recorder and the replayer agree on.
+ *
+ * Plain C, so the freestanding library can include it. The library maps
+ * one page at REPRO_FASTPATH_PAGE_ADDRESS holding `syscall; ret`; the
+ * seccomp filter lets a syscall whose instruction pointer (the address
+ * after the instruction) is REPRO_FASTPATH_UNTRACED_IP through without a
+ * stop while recording. Each thread logs those syscalls into its own
+ * buffer (a header, then records back to back); the recorder copies the
+ * records it has not seen yet into the trace, as one kSyscallBatch event,
+ * at every stop of that thread. The batch's data is those records verbatim.
+ * docs/trace-format.md describes the layout byte by byte. */
+
+#include <stdint.h>
+
+/* rr uses 0x70000000 for its page too: low enough to be free in every
+ * x86-64 layout (executables load at 0x400000 or above 0x55..., libraries
+ * near 0x7f...), and fixed so that the seccomp filter, installed before
+ * exec, can name it. If something else is mapped there the library stays
+ * on the slow path. */
+#define REPRO_FASTPATH_PAGE_ADDRESS 0x70000000ull
+/* `syscall` is 2 bytes long; seccomp reports the address after it. */
+#define REPRO_FASTPATH_UNTRACED_IP (REPRO_FASTPATH_PAGE_ADDRESS + 2)
+
+/* The traced call through which the library talks to the recorder: an
+ * unused syscall number the kernel answers with ENOSYS when no recorder
+ * is there. args[0] is the operation, args[1] its argument. */
+#define REPRO_FASTPATH_CONTROL_SYSCALL 0x5250 /* "RP" */
+/* args[1]: the address of the calling thread's buffer. Result 0: logged
+ * syscalls are drained from it from now on; anything else: stay slow. */
+#define REPRO_FASTPATH_OP_REGISTER 1
+/* The buffer is full: the recorder drains it at this stop and sets its
+ * end_offset back to the first record (a memory write of the logged call,
+ * so replay makes it at the same point). */
+#define REPRO_FASTPATH_OP_FLUSH 2
+
+#define REPRO_FASTPATH_BUFFER_MAGIC 0x31425052u /* "RPB1" */
+/* 64 KiB per thread: 1,000+ getppid records between two stops, and a read
+ * of up to REPRO_FASTPATH_MAX_OUTPUT_BYTES. */
+#define REPRO_FASTPATH_BUFFER_BYTES 65536u
+/* Longer reads take the slow path (and its file-copy references). */
+#define REPRO_FASTPATH_MAX_OUTPUT_BYTES 16384u
+
+/* At the start of each thread's buffer. */
+struct repro_fastpath_header {
+  uint32_t magic;        /* REPRO_FASTPATH_BUFFER_MAGIC */
+  /* 1 from before the library's syscall until its record is published
+   * (end_offset moved past it), then 0. The recorder neither preempts a
+   * thread nor delivers it an asynchronous signal while 1: past the
+   * syscall, replay could not reach that point without answering a
+   * syscall the trace does not list yet (and the instructions around the
+   * `ret` cannot tell before from after). 1 also keeps a signal
+   * handler's syscalls off the buffer. */
+  uint32_t busy;
+  uint32_t capacity;     /* bytes of the whole buffer, header included */
+  uint32_t end_offset;   /* where the next record goes (from the buffer start) */
+};
+
+/* One logged syscall; `output_bytes` bytes follow it (what the kernel wrote
+ * at `output_address`), padded so the next record starts 8-aligned:
+ * `record_bytes` covers the padding. */
+struct repro_fastpath_record {
+  uint32_t record_bytes;
+  int32_t syscall_number;
+  uint64_t args[6];
+  int64_t result;
+  uint64_t output_address;
+  uint32_t output_bytes;
+  uint32_t reserved;     /* 0 */
+};
+
+#define REPRO_FASTPATH_RECORD_HEADER_BYTES 80u
+
+#endif /* REPRO_CORE_FASTPATH_FASTPATH_ABI_H_ */

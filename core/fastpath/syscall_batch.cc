@@ -1,0 +1,42 @@
+#include "core/fastpath/syscall_batch.h"
+
+#include <fmt/core.h>
+
+#include <cstring>
+
+#include "core/fastpath/fastpath_abi.h"
+
+namespace repro::fastpath {
+
+static_assert(sizeof(repro_fastpath_record) == REPRO_FASTPATH_RECORD_HEADER_BYTES);
+static_assert(sizeof(repro_fastpath_header) == 16);
+
+Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data) {
+  std::vector<BatchedSyscall> syscalls;
+  size_t offset = 0;
+  while (offset < data.size()) {
+    repro_fastpath_record record;
+    if (data.size() - offset < sizeof record) {
+      return Status::error(StatusCode::kCorruption,
+                           fmt::format("syscall batch: record {} at byte {} is cut short",
+                                       syscalls.size(), offset));
+    }
+    std::memcpy(&record, data.data() + offset, sizeof record);
+    if (record.record_bytes < sizeof record + record.output_bytes || record.record_bytes % 8 != 0 ||
+        record.record_bytes > data.size() - offset) {
+      return Status::error(StatusCode::kCorruption,
+                           fmt::format("syscall batch: record {} at byte {} has a bad length {}",
+                                       syscalls.size(), offset, record.record_bytes));
+    }
+    BatchedSyscall& syscall = syscalls.emplace_back();
+    syscall.syscall_number = record.syscall_number;
+    std::memcpy(syscall.args.data(), record.args, sizeof record.args);
+    syscall.result = record.result;
+    syscall.output_address = record.output_address;
+    syscall.output.assign(data.data() + offset + sizeof record, record.output_bytes);
+    offset += record.record_bytes;
+  }
+  return syscalls;
+}
+
+}  // namespace repro::fastpath

@@ -1,0 +1,29 @@
+#pragma once
+// The records of a kSyscallBatch event, decoded: what the preloaded
+// library (core/fastpath/fastpath_abi.h) logged of each syscall it made
+// without a stop. Used by replay, which answers them, and by dump.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace repro::fastpath {
+
+/// One syscall of a batch, as the recording saw it.
+struct BatchedSyscall {
+  int32_t syscall_number = 0;
+  std::array<uint64_t, 6> args{};
+  int64_t result = 0;
+  uint64_t output_address = 0;  // where the kernel wrote `output`
+  std::string output;           // the bytes it wrote (empty: none)
+};
+
+/// Decodes a batch event's data. Returns the syscalls in the order they
+/// were made, or kCorruption naming the first record that does not fit.
+Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data);
+
+}  // namespace repro::fastpath

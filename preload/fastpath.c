@@ -1,0 +1,405 @@
+/* librepro_preload.so: the in-process syscall fast path.
+ *
+ * Loaded into every recorded program that uses the dynamic loader (the
+ * recorder sets LD_PRELOAD), it stands in for a few libc functions whose
+ * syscalls are frequent and never block: it makes the syscall itself,
+ * through the one instruction the seccomp filter lets pass without a
+ * ptrace stop, and logs the number, arguments, result and the bytes the
+ * kernel wrote into a per-thread buffer that the recorder drains at the
+ * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
+ * only from regular files (an fstat, logged too, tells); lseek, access
+ * and the stat family never wait for another process. A stat of a file
+ * on a FUSE file system served by a recorded process would hold the CPU
+ * until it returns: the one way these can wait. During replay the
+ * same code runs, and each of those syscalls stops at the replayer, which
+ * answers it from the trace.
+ *
+ * Freestanding: no libc call that could make a syscall or take a lock
+ * (only __errno_location, to report failures as libc would), its own
+ * syscall instructions, no stack protector, no red zone (the untraced
+ * syscall is reached by a call from inline assembly). Anything it cannot
+ * do safely goes to the slow path: the same syscall, traced as before. */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+
+#include "core/fastpath/fastpath_abi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The few constants of <sys/mman.h>, <sys/stat.h> and <fcntl.h> used here;
+ * those headers declare libc functions this file must not call. */
+#define FP_PROT_READ 0x1
+#define FP_PROT_WRITE 0x2
+#define FP_PROT_EXEC 0x4
+#define FP_MAP_PRIVATE 0x02
+#define FP_MAP_ANONYMOUS 0x20
+#define FP_MAP_FIXED_NOREPLACE 0x100000
+#define FP_S_IFMT 0170000
+#define FP_S_IFREG 0100000
+#define FP_PAGE_BYTES 4096
+/* struct stat on x86-64: 144 bytes, st_mode at offset 24. */
+#define FP_STAT_BYTES 144
+#define FP_STAT_MODE_OFFSET 24
+
+extern int* __errno_location(void);
+/* libc's own read and pread64, for the reads the fast path leaves alone:
+ * they are cancellation points (pthread_cancel of a thread blocked in a
+ * pipe read acts only inside libc's syscall wrapper), which a raw syscall
+ * here would not be. */
+extern long __read(int fd, void* buf, unsigned long count);
+extern long __pread64(int fd, void* buf, unsigned long count, long offset);
+
+static long traced_syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6) {
+  register long r10 __asm__("r10") = a4;
+  register long r8 __asm__("r8") = a5;
+  register long r9 __asm__("r9") = a6;
+  long result;
+  __asm__ volatile("syscall"
+                   : "=a"(result)
+                   : "0"(number), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+                   : "rcx", "r11", "memory", "cc");
+  return result;
+}
+
+/* The instruction at REPRO_FASTPATH_PAGE_ADDRESS: no ptrace stop while
+ * recording, a stop at the replayer during replay. */
+static long untraced_syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6) {
+  register long r10 __asm__("r10") = a4;
+  register long r8 __asm__("r8") = a5;
+  register long r9 __asm__("r9") = a6;
+  long result;
+  __asm__ volatile("call *%[entry]"
+                   : "=a"(result)
+                   : "0"(number), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9),
+                     [entry] "r"(REPRO_FASTPATH_PAGE_ADDRESS)
+                   : "rcx", "r11", "memory", "cc");
+  return result;
+}
+
+static int is_error(long result) { return result < 0 && result > -4096; }
+
+static long libc_result(long result) {
+  if (is_error(result)) {
+    *__errno_location() = (int)-result;
+    return -1;
+  }
+  return result;
+}
+
+/* Set once the page is in place; read-only afterwards. */
+static int page_ready;
+/* Set for good once the program installs a seccomp filter of its own:
+ * its ERRNO or TRAP answers act before repro's filter, so during replay
+ * such a syscall would never stop at the replayer to be answered from
+ * the trace. From then on every syscall takes the slow path. */
+static volatile int own_filter_installed;
+
+#define DISABLED ((struct repro_fastpath_header*)1)
+static __thread struct repro_fastpath_header* thread_buffer
+    __attribute__((tls_model("initial-exec")));
+
+__attribute__((constructor)) static void map_syscall_page(void) {
+  long address = traced_syscall(SYS_mmap, (long)REPRO_FASTPATH_PAGE_ADDRESS, FP_PAGE_BYTES,
+                                FP_PROT_READ | FP_PROT_WRITE,
+                                FP_MAP_PRIVATE | FP_MAP_ANONYMOUS | FP_MAP_FIXED_NOREPLACE, -1, 0);
+  if (address != (long)REPRO_FASTPATH_PAGE_ADDRESS) {
+    if (!is_error(address)) {
+      /* A kernel before 4.17 took the address as a hint only. */
+      traced_syscall(SYS_munmap, address, FP_PAGE_BYTES, 0, 0, 0, 0);
+    }
+    return;
+  }
+  volatile unsigned char* code = (volatile unsigned char*)REPRO_FASTPATH_PAGE_ADDRESS;
+  code[0] = 0x0f; /* syscall */
+  code[1] = 0x05;
+  code[2] = 0xc3; /* ret */
+  if (traced_syscall(SYS_mprotect, address, FP_PAGE_BYTES, FP_PROT_READ | FP_PROT_EXEC, 0, 0,
+                     0) == 0) {
+    page_ready = 1;
+  }
+}
+
+/* The calling thread's buffer, mapped and registered with the recorder on
+ * first use; NULL if the fast path is off for it (no recorder, no page). */
+static struct repro_fastpath_header* buffer(void) {
+  struct repro_fastpath_header* header = thread_buffer;
+  if (header == DISABLED) {
+    return NULL;
+  }
+  if (header != NULL) {
+    return header;
+  }
+  thread_buffer = DISABLED;
+  if (!page_ready) {
+    return NULL;
+  }
+  long address = traced_syscall(SYS_mmap, 0, REPRO_FASTPATH_BUFFER_BYTES,
+                                FP_PROT_READ | FP_PROT_WRITE, FP_MAP_PRIVATE | FP_MAP_ANONYMOUS,
+                                -1, 0);
+  if (is_error(address)) {
+    return NULL;
+  }
+  header = (struct repro_fastpath_header*)address;
+  header->magic = REPRO_FASTPATH_BUFFER_MAGIC;
+  header->busy = 0;
+  header->capacity = REPRO_FASTPATH_BUFFER_BYTES;
+  header->end_offset = sizeof(struct repro_fastpath_header);
+  if (traced_syscall(REPRO_FASTPATH_CONTROL_SYSCALL, REPRO_FASTPATH_OP_REGISTER, address, 0, 0, 0,
+                     0) != 0) {
+    traced_syscall(SYS_munmap, address, REPRO_FASTPATH_BUFFER_BYTES, 0, 0, 0, 0);
+    return NULL;
+  }
+  thread_buffer = header;
+  return header;
+}
+
+/* How many of the bytes at the output address a syscall wrote. */
+enum output_kind {
+  OUTPUT_NONE,
+  OUTPUT_RESULT_BYTES, /* as many as the result says (read) */
+  OUTPUT_WHOLE_ON_SUCCESS /* all `output_capacity` when the result is 0 (fstat) */
+};
+
+static uint32_t round_up8(uint32_t n) { return (n + 7u) & ~7u; }
+
+/* Makes the syscall without a stop and logs it; the caller has checked
+ * that it cannot block and that output_capacity is within
+ * REPRO_FASTPATH_MAX_OUTPUT_BYTES. Returns the raw result (-errno). */
+static long logged_syscall(struct repro_fastpath_header* header, long number, long a1, long a2,
+                           long a3, long a4, long a5, long a6, uint64_t output_address,
+                           uint32_t output_capacity, enum output_kind kind) {
+  header->busy = 1;
+  __asm__ volatile("" ::: "memory");
+  uint32_t needed = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_capacity);
+  if (header->end_offset + needed > header->capacity) {
+    /* The recorder drains the buffer at this stop and sets end_offset
+     * back to the start itself: a reset made here, after the call, would
+     * leave a window in which a stop sees records drained already. */
+    traced_syscall(REPRO_FASTPATH_CONTROL_SYSCALL, REPRO_FASTPATH_OP_FLUSH, 0, 0, 0, 0, 0);
+  }
+  long result = untraced_syscall(number, a1, a2, a3, a4, a5, a6);
+  uint32_t output_bytes = 0;
+  if (kind == OUTPUT_RESULT_BYTES && result > 0) {
+    output_bytes = (uint64_t)result < output_capacity ? (uint32_t)result : output_capacity;
+  } else if (kind == OUTPUT_WHOLE_ON_SUCCESS && result == 0) {
+    output_bytes = output_capacity;
+  }
+  char* at = (char*)header + header->end_offset;
+  struct repro_fastpath_record* record = (struct repro_fastpath_record*)at;
+  record->record_bytes = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_bytes);
+  record->syscall_number = (int32_t)number;
+  record->args[0] = (uint64_t)a1;
+  record->args[1] = (uint64_t)a2;
+  record->args[2] = (uint64_t)a3;
+  record->args[3] = (uint64_t)a4;
+  record->args[4] = (uint64_t)a5;
+  record->args[5] = (uint64_t)a6;
+  record->result = result;
+  record->output_address = output_address;
+  record->output_bytes = output_bytes;
+  record->reserved = 0;
+  volatile char* out = at + REPRO_FASTPATH_RECORD_HEADER_BYTES;
+  const char* in = (const char*)output_address;
+  uint32_t i = 0;
+  for (; i < output_bytes; ++i) {
+    out[i] = in[i];
+  }
+  for (; i < round_up8(output_bytes); ++i) {
+    out[i] = 0;
+  }
+  /* Published last: a stop before this line leaves the record unseen. */
+  __asm__ volatile("" ::: "memory");
+  header->end_offset += record->record_bytes;
+  __asm__ volatile("" ::: "memory");
+  header->busy = 0;
+  return result;
+}
+
+/* The thread's buffer, unless a record is being written into it (this is
+ * a signal handler that interrupted the library). */
+static struct repro_fastpath_header* usable_buffer(void) {
+  if (own_filter_installed) {
+    return NULL;
+  }
+  struct repro_fastpath_header* header = buffer();
+  return header != NULL && !*(volatile uint32_t*)&header->busy ? header : NULL;
+}
+
+static long id_syscall(long number) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL) {
+    return traced_syscall(number, 0, 0, 0, 0, 0, 0);
+  }
+  return logged_syscall(header, number, 0, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
+}
+
+/* Whether `fd` is a regular file, whose reads never block. The probe is
+ * logged too: during replay it must see the same answer. */
+static int is_regular_file(struct repro_fastpath_header* header, long fd) {
+  uint64_t stat_buffer[FP_STAT_BYTES / 8];
+  long result = logged_syscall(header, SYS_fstat, fd, (long)stat_buffer, 0, 0, 0, 0,
+                               (uint64_t)stat_buffer, FP_STAT_BYTES, OUTPUT_WHOLE_ON_SUCCESS);
+  if (result != 0) {
+    return 0;
+  }
+  uint32_t mode = *(uint32_t*)((char*)stat_buffer + FP_STAT_MODE_OFFSET);
+  return (mode & FP_S_IFMT) == FP_S_IFREG;
+}
+
+/* The buffer for a read of `count` bytes from `fd` on the fast path: a
+ * regular file, up to the buffer's output limit; NULL for the slow path. */
+static struct repro_fastpath_header* read_buffer(long fd, unsigned long count) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL || count > REPRO_FASTPATH_MAX_OUTPUT_BYTES || !is_regular_file(header, fd)) {
+    return NULL;
+  }
+  return header;
+}
+
+static long logged_read(struct repro_fastpath_header* header, long number, long fd, long address,
+                        long count, long offset) {
+  return logged_syscall(header, number, fd, address, count, offset, 0, 0, (uint64_t)address,
+                        (uint32_t)count, OUTPUT_RESULT_BYTES);
+}
+
+/* clock_gettime and gettimeofday: with rdtsc trapped, the vDSO's clock
+ * read costs a fault the recorder emulates; one logged syscall is cheaper. */
+static long clock_syscall(long number, long a1, long a2, uint64_t output_address) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL || (a2 != 0 && number == SYS_gettimeofday)) {
+    return traced_syscall(number, a1, a2, 0, 0, 0, 0);
+  }
+  return logged_syscall(header, number, a1, a2, 0, 0, 0, 0, output_address, 16,
+                        OUTPUT_WHOLE_ON_SUCCESS);
+}
+
+/* Syscalls that never block, whose only output is `output_bytes` at
+ * `output_address` on success: lseek, access, the stat family. */
+static long plain_syscall(long number, long a1, long a2, long a3, long a4,
+                          uint64_t output_address, uint32_t output_bytes) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL) {
+    return traced_syscall(number, a1, a2, a3, a4, 0, 0);
+  }
+  return logged_syscall(header, number, a1, a2, a3, a4, 0, 0, output_address, output_bytes,
+                        output_bytes != 0 ? OUTPUT_WHOLE_ON_SUCCESS : OUTPUT_NONE);
+}
+
+#define FP_AT_FDCWD -100
+#define FP_AT_SYMLINK_NOFOLLOW 0x100
+
+EXPORT int getpid(void) { return (int)id_syscall(SYS_getpid); }
+EXPORT int getppid(void) { return (int)id_syscall(SYS_getppid); }
+EXPORT int gettid(void) { return (int)id_syscall(SYS_gettid); }
+
+EXPORT long read(int fd, void* buf, unsigned long count) {
+  struct repro_fastpath_header* header = read_buffer(fd, count);
+  if (header == NULL) {
+    return __read(fd, buf, count);
+  }
+  return libc_result(logged_read(header, SYS_read, fd, (long)buf, (long)count, 0));
+}
+
+EXPORT long pread64(int fd, void* buf, unsigned long count, long offset) {
+  struct repro_fastpath_header* header = read_buffer(fd, count);
+  if (header == NULL) {
+    return __pread64(fd, buf, count, offset);
+  }
+  return libc_result(logged_read(header, SYS_pread64, fd, (long)buf, (long)count, offset));
+}
+
+EXPORT long pread(int fd, void* buf, unsigned long count, long offset) {
+  return pread64(fd, buf, count, offset);
+}
+
+EXPORT int clock_gettime(int clock, void* ts) {
+  return (int)libc_result(clock_syscall(SYS_clock_gettime, clock, (long)ts, (uint64_t)ts));
+}
+
+EXPORT int gettimeofday(void* tv, void* tz) {
+  if (tv == NULL) {
+    return (int)libc_result(traced_syscall(SYS_gettimeofday, 0, (long)tz, 0, 0, 0, 0));
+  }
+  return (int)libc_result(clock_syscall(SYS_gettimeofday, (long)tv, (long)tz, (uint64_t)tv));
+}
+
+EXPORT long lseek(int fd, long offset, int whence) {
+  return libc_result(plain_syscall(SYS_lseek, fd, offset, whence, 0, 0, 0));
+}
+EXPORT long lseek64(int fd, long offset, int whence) { return lseek(fd, offset, whence); }
+
+EXPORT int access(const char* path, int mode) {
+  return (int)libc_result(plain_syscall(SYS_access, (long)path, mode, 0, 0, 0, 0));
+}
+
+EXPORT int fstat(int fd, void* st) {
+  return (int)libc_result(
+      plain_syscall(SYS_fstat, fd, (long)st, 0, 0, (uint64_t)st, FP_STAT_BYTES));
+}
+EXPORT int fstat64(int fd, void* st) { return fstat(fd, st); }
+
+EXPORT int fstatat(int dirfd, const char* path, void* st, int flags) {
+  return (int)libc_result(plain_syscall(SYS_newfstatat, dirfd, (long)path, (long)st, flags,
+                                        (uint64_t)st, FP_STAT_BYTES));
+}
+EXPORT int fstatat64(int dirfd, const char* path, void* st, int flags) {
+  return fstatat(dirfd, path, st, flags);
+}
+EXPORT int stat(const char* path, void* st) { return fstatat(FP_AT_FDCWD, path, st, 0); }
+EXPORT int stat64(const char* path, void* st) { return stat(path, st); }
+EXPORT int lstat(const char* path, void* st) {
+  return fstatat(FP_AT_FDCWD, path, st, FP_AT_SYMLINK_NOFOLLOW);
+}
+EXPORT int lstat64(const char* path, void* st) { return lstat(path, st); }
+
+#define FP_PR_SET_SECCOMP 22
+
+EXPORT int prctl(int option, ...) {
+  va_list list;
+  va_start(list, option);
+  long a2 = va_arg(list, long);
+  long a3 = va_arg(list, long);
+  long a4 = va_arg(list, long);
+  long a5 = va_arg(list, long);
+  va_end(list);
+  if (option == FP_PR_SET_SECCOMP) {
+    own_filter_installed = 1;
+  }
+  return (int)libc_result(traced_syscall(SYS_prctl, option, a2, a3, a4, a5, 0));
+}
+
+/* syscall(2) for the numbers above; every other number is passed on,
+ * traced, as libc's own syscall() would. */
+EXPORT long syscall(long number, ...) {
+  va_list list;
+  va_start(list, number);
+  long a1 = va_arg(list, long);
+  long a2 = va_arg(list, long);
+  long a3 = va_arg(list, long);
+  long a4 = va_arg(list, long);
+  long a5 = va_arg(list, long);
+  long a6 = va_arg(list, long);
+  va_end(list);
+  switch (number) {
+    case SYS_getpid:
+    case SYS_getppid:
+    case SYS_gettid:
+      return libc_result(id_syscall(number));
+    case SYS_read:
+    case SYS_pread64: {
+      struct repro_fastpath_header* header = read_buffer(a1, (unsigned long)a3);
+      return libc_result(header == NULL ? traced_syscall(number, a1, a2, a3, a4, 0, 0)
+                                        : logged_read(header, number, a1, a2, a3, a4));
+    }
+    case SYS_lseek:
+      return libc_result(plain_syscall(number, a1, a2, a3, 0, 0, 0));
+    case SYS_seccomp:
+      own_filter_installed = 1;
+      return libc_result(traced_syscall(number, a1, a2, a3, a4, a5, a6));
+    default:
+      return libc_result(traced_syscall(number, a1, a2, a3, a4, a5, a6));
+  }
+}

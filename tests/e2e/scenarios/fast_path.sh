@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The in-process fast path (preload/librepro_preload.so):
+#   - a program making 100,000 getppid() and 100,000 syscall(SYS_getppid)
+#     calls in each of two threads and a forked child, and 20,000 preads and
+#     some reads of a file in the parent and the child,
+#     record with syscall-batch events holding them, and far fewer
+#     ptrace stops than syscalls;
+#   - its replay prints the same, and dump lists the batches' syscalls one
+#     per line flagged "[fast path]" (and in --json);
+#   - recorded with --no-fast-path the same program has no batch at all,
+#     every syscall a stop of its own, and replays the same too;
+#   - a statically linked program (no dynamic loader, so no preload)
+#     records on the slow path and replays.
+# Usage: fast_path.sh REPRO BUILD_DIR
+source "$(dirname "$0")/lib.sh"
+scenario_start fast_path "$@"
+need_tool python3
+program=$build_dir/tests/e2e/scenarios/scenario_fast_path
+need_file "$program"
+
+head -c 8192 /dev/urandom >data
+record 120 trace rec.out rec.err "$program" 100000 data
+[ "$status" -eq 0 ] || fail "record exited $status: $(tail -n 3 rec.err) $(cat rec.out)"
+grep -q 'ids consistent: 1 1, child: 0' rec.out || fail "the program saw wrong ids: $(cat rec.out)"
+expect_check_complete trace
+expect_same_replay trace rec.out rec.err 0
+bounded 120 "$repro" dump trace >dump.out 2>dump.err || fail "dump failed: $(cat dump.err)"
+batches=$(grep -c '^#[0-9]* t[0-9]* syscall-batch ' dump.out)
+fast=$(grep -c ' \[fast path\]$' dump.out)
+fast_getppid=$(grep -c ' syscall getppid() = [0-9]* \[fast path\]$' dump.out)
+stops=$(grep -c '^#[0-9]* t[0-9]* syscall ' dump.out)
+[ "$batches" -gt 0 ] || fail "no syscall-batch event"
+# Both threads and the child: 3 x 200,000 getppid, 2 x 20,000 file reads.
+[ "$fast_getppid" -ge 600000 ] || fail "only $fast_getppid getppid calls on the fast path"
+[ "$stops" -lt 2000 ] || fail "$stops syscalls stopped at repro (with $fast on the fast path)"
+grep -q ' syscall pread64([0-9]*, ".*"\(\.\.\.\)\?, 512, [0-9]*) = 512 \[writes 1: 512 bytes\] \[fast path\]$' dump.out ||
+  fail "no pread64 on the fast path"
+bounded 120 "$repro" dump --json trace >dump.json 2>dump.err || fail "dump --json failed: $(cat dump.err)"
+python3 - <<'PY' || fail "dump --json does not list the batches' syscalls"
+import json
+batches = [e for e in map(json.loads, open("dump.json")) if e.get("kind") == "syscall-batch"]
+syscalls = [s for b in batches for s in b["syscalls"]]
+assert sum(s["syscall"] == "getppid" for s in syscalls) >= 600000, len(syscalls)
+assert any(s["syscall"] == "read" and s["output_bytes"] == 100 for s in syscalls)
+PY
+
+# The same without the fast path (fewer calls: each one is a stop).
+bounded 120 "$repro" record --no-fast-path -o slow -- "$program" 2000 data >slow.out 2>slow.err
+status=$?
+[ "$status" -eq 0 ] || fail "record --no-fast-path exited $status: $(tail -n 3 slow.err)"
+expect_same_replay slow slow.out slow.err 0
+bounded 120 "$repro" dump slow >slow.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+! grep -q ' syscall-batch \| \[fast path\]$' slow.dump || fail "--no-fast-path recorded batches"
+slow_stops=$(grep -c ' syscall getppid() = ' slow.dump)
+[ "$slow_stops" -ge 12000 ] || fail "--no-fast-path: only $slow_stops getppid stops"
+
+# A static program: no dynamic loader reads LD_PRELOAD, all on the slow path.
+if cc -static -O1 -o static_program -x c - <<'C' 2>/dev/null; then
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+  long sum = 0;
+  for (int i = 0; i < 1000; i++) sum += getppid() == getppid();
+  printf("%ld\n", sum);
+  return 0;
+}
+C
+  record 120 static static.out static.err ./static_program
+  [ "$status" -eq 0 ] || fail "static record exited $status: $(tail -n 3 static.err)"
+  expect_same_replay static static.out static.err 0
+  bounded 60 "$repro" dump static >static.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+  ! grep -q ' syscall-batch ' static.dump || fail "batches from a static program"
+  static_note=", a static program on the slow path"
+else
+  static_note=" (no static libc here: static program not tried)"
+fi
+
+pass "$fast syscalls in $batches batches, $stops stops; --no-fast-path: $slow_stops getppid stops$static_note"

@@ -1,0 +1,66 @@
+#include "core/fastpath/syscall_batch.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+
+#include "core/fastpath/fastpath_abi.h"
+
+namespace repro::fastpath {
+namespace {
+
+// One record as the preloaded library lays it out.
+std::string record(int32_t number, int64_t result, uint64_t output_address,
+                   const std::string& output) {
+  repro_fastpath_record header{};
+  header.record_bytes =
+      static_cast<uint32_t>(sizeof header + ((output.size() + 7) & ~size_t{7}));
+  header.syscall_number = number;
+  header.args[0] = 3;
+  header.args[2] = output.size();
+  header.result = result;
+  header.output_address = output_address;
+  header.output_bytes = static_cast<uint32_t>(output.size());
+  std::string bytes(reinterpret_cast<const char*>(&header), sizeof header);
+  bytes += output;
+  bytes.resize(header.record_bytes, '\0');
+  return bytes;
+}
+
+TEST_CASE("a batch decodes to its syscalls in order, with their output") {
+  std::string data = record(110, 4242, 0, "") + record(0, 5, 0x7000, "hello");
+  auto syscalls = parse_syscall_batch(data);
+  REQUIRE(syscalls.is_ok());
+  REQUIRE(syscalls->size() == 2);
+  CHECK((*syscalls)[0].syscall_number == 110);
+  CHECK((*syscalls)[0].result == 4242);
+  CHECK((*syscalls)[0].output.empty());
+  CHECK((*syscalls)[1].syscall_number == 0);
+  CHECK((*syscalls)[1].args[0] == 3);
+  CHECK((*syscalls)[1].args[2] == 5);
+  CHECK((*syscalls)[1].output_address == 0x7000);
+  CHECK((*syscalls)[1].output == "hello");
+  CHECK(data.size() == 80 + 88);
+}
+
+TEST_CASE("an empty batch has no syscalls") {
+  auto syscalls = parse_syscall_batch("");
+  REQUIRE(syscalls.is_ok());
+  CHECK(syscalls->empty());
+}
+
+TEST_CASE("a batch cut short or with a bad record length is corruption") {
+  std::string data = record(0, 5, 0x7000, "hello");
+  auto cut = parse_syscall_batch(std::string_view(data).substr(0, data.size() - 8));
+  REQUIRE_FALSE(cut.is_ok());
+  CHECK(cut.status().code() == StatusCode::kCorruption);
+  CHECK_FALSE(parse_syscall_batch(data.substr(0, 40)).is_ok());
+  std::string short_length = data;
+  uint32_t too_short = 80;  // less than the header and its 5 output bytes
+  std::memcpy(short_length.data(), &too_short, sizeof too_short);
+  CHECK_FALSE(parse_syscall_batch(short_length).is_ok());
+}
+
+}  // namespace
+}  // namespace repro::fastpath
