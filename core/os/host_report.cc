@@ -116,7 +116,7 @@ HostCheck assess_seccomp_trace(const Result<SeccompTraceProbe>& probe) {
 
 HostCheck assess_seccomp_user_notif(const Result<int>& probe) {
   constexpr const char* kName = "seccomp-user-notif";
-  const char* consequence = "not needed: repro does not use it yet (an in-process fast path may)";
+  const char* consequence = "not needed: repro does not use it (no faster than its ptrace stops where it could serve, docs/performance.md)";
   if (!probe.is_ok()) {
     return make_check(kName, false, CheckStatus::kMissing, probe_failed(probe.status()),
                       consequence);
