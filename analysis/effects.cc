@@ -61,7 +61,11 @@ std::string protocol_name(int family, int type) {
   }
 }
 
-const char* role_key(Endpoint::Role role) {
+int fd_arg(const format::Event& event, int index) { return static_cast<int>(event.args[index]); }
+
+}  // namespace
+
+const char* endpoint_role_name(Endpoint::Role role) {
   switch (role) {
     case Endpoint::Role::kConnected:
       return "connected";
@@ -76,10 +80,6 @@ const char* role_key(Endpoint::Role role) {
   }
   return "?";
 }
-
-int fd_arg(const format::Event& event, int index) { return static_cast<int>(event.args[index]); }
-
-}  // namespace
 
 bool FileEffect::changed() const {
   return creation != Creation::kNone || opened_for_writing || truncated || maybe_truncated ||
@@ -211,7 +211,7 @@ FileEffect& EffectsTracker::file(const ResolvedPath& path) {
 Endpoint& EffectsTracker::endpoint(Endpoint::Role role, const OpenFile& socket,
                                    const std::string& address, std::string* key) {
   std::string protocol = protocol_name(socket.family, socket.socket_type);
-  *key = fmt::format("{} {} {}", role_key(role), protocol, address);
+  *key = fmt::format("{} {} {}", endpoint_role_name(role), protocol, address);
   Endpoint& endpoint = effects_.endpoints[*key];
   if (endpoint.address.empty()) {
     endpoint.role = role;
@@ -836,7 +836,7 @@ void EffectsTracker::on_socket_syscall(const format::Event& event, bool* handled
         }
       }
       bool connected = socket && !socket->endpoint.empty() &&
-                       socket->endpoint.rfind(role_key(Endpoint::Role::kBound), 0) != 0;
+                       socket->endpoint.rfind(endpoint_role_name(Endpoint::Role::kBound), 0) != 0;
       if (socket && socket->kind == OpenFile::Kind::kSocket && source && !connected) {
         SocketAddress address = parse_socket_address(*source);
         std::string key;

@@ -73,6 +73,7 @@ struct FileEffect {
 /// listened on, sent to or received from.
 struct Endpoint {
   enum class Role { kConnected, kListening, kBound, kSentTo, kReceivedFrom };
+
   Role role = Role::kConnected;
   int family = 0;
   std::string protocol;  // "tcp", "udp", "stream", "dgram", "seqpacket", "raw"
@@ -84,6 +85,9 @@ struct Endpoint {
   std::set<std::string> peers;               // accepted peers of a listening endpoint
   uint64_t binds = 0;                        // kBound: sockets bound there
 };
+
+/// "connected", "listening", "bound", "sent-to", "received-from".
+const char* endpoint_role_name(Endpoint::Role role);
 
 struct ExecutedProgram {
   int32_t pid = 0;

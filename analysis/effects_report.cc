@@ -30,22 +30,6 @@ bool endpoint_left_out(const Endpoint& endpoint, const EffectsReportOptions& opt
   return !options.all && endpoint.family == AF_NETLINK;
 }
 
-const char* role_name(Endpoint::Role role) {
-  switch (role) {
-    case Endpoint::Role::kConnected:
-      return "connected";
-    case Endpoint::Role::kListening:
-      return "listening";
-    case Endpoint::Role::kBound:
-      return "bound";
-    case Endpoint::Role::kSentTo:
-      return "sent-to";
-    case Endpoint::Role::kReceivedFrom:
-      return "received-from";
-  }
-  return "?";
-}
-
 const char* creation_name(Creation creation) {
   switch (creation) {
     case Creation::kCreated:
@@ -190,7 +174,7 @@ std::string endpoint_line(const Endpoint& endpoint) {
                         ? std::string("connected")
                         : fmt::format("connected {} times", endpoint.connections));
   } else {
-    parts.push_back(role_name(endpoint.role));
+    parts.push_back(endpoint_role_name(endpoint.role));
   }
   for (const auto& [error, count] : endpoint.failures) {
     parts.push_back(count == 1 ? fmt::format("failed: {}", error)
@@ -377,7 +361,7 @@ nlohmann::json effects_json(const Effects& effects, const EffectsReportOptions& 
       ++netlink;
       continue;
     }
-    json entry = {{"role", role_name(endpoint.role)},
+    json entry = {{"role", endpoint_role_name(endpoint.role)},
                   {"family", family_name(endpoint.family)},
                   {"protocol", endpoint.protocol},
                   {"address", endpoint.address},

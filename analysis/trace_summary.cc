@@ -15,21 +15,6 @@
 namespace repro::analysis {
 namespace {
 
-// The argv strings of a kExec event's data, each ended by a NUL.
-std::vector<std::string> split_argv(const std::string& data) {
-  std::vector<std::string> argv;
-  size_t start = 0;
-  while (start < data.size()) {
-    size_t end = data.find('\0', start);
-    if (end == std::string::npos) {
-      end = data.size();
-    }
-    argv.push_back(data.substr(start, end - start));
-    start = end + 1;
-  }
-  return argv;
-}
-
 bool is_exit_syscall(const format::Event& event) {
   return event.kind == format::EventKind::kSyscall &&
          (event.syscall_number == SYS_exit_group || event.syscall_number == SYS_exit);
@@ -55,7 +40,7 @@ class Summarizer {
       process.last_event = index;
       switch (event.kind) {
         case format::EventKind::kExec:
-          process.argv = split_argv(event.data);
+          process.argv = format::split_exec_argv(event.data);
           process.exe = event.path;
           break;
         case format::EventKind::kThreadExit:

@@ -6,20 +6,6 @@
 
 namespace repro::replayer {
 
-std::vector<std::string> split_exec_argv(const std::string& data) {
-  std::vector<std::string> argv;
-  size_t start = 0;
-  while (start < data.size()) {
-    size_t end = data.find('\0', start);
-    if (end == std::string::npos) {
-      end = data.size();
-    }
-    argv.push_back(data.substr(start, end - start));
-    start = end + 1;
-  }
-  return argv;
-}
-
 std::string kernel_exec_name(int syscall_number, int dirfd, const std::string& path) {
   // As the kernel's alloc_bprm() names it.
   if (syscall_number != SYS_execveat || dirfd == AT_FDCWD || path.starts_with('/')) {

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "core/format/event.h"
+
 namespace repro::replayer {
 
-/// The argv strings held by an exec event's data (each followed by a NUL);
-/// a last string missing its NUL is kept as it is.
-std::vector<std::string> split_exec_argv(const std::string& data);
+using format::split_exec_argv;
 
 /// The name the kernel gives the file execve or execveat opens (it becomes
 /// AT_EXECFN and a script's path): `path` for execve, AT_FDCWD or an

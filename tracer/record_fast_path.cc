@@ -119,23 +119,9 @@ Result<RecordSession::StepOutcome> RecordSession::step_out_of_fast_path_syscall(
     uint8_t code[2] = {};
     REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, before.rip, code, sizeof code));
     bool over_syscall = code[0] == 0x0f && code[1] == 0x05;
-    if (ptrace(PTRACE_SINGLESTEP, t.tid, nullptr, 0) != 0) {
-      return os::ptrace_error(errno, "stepping", t.tid);
-    }
-    int status = 0;
-    pid_t got = 0;
-    do {
-      got = waitpid(t.tid, &status, __WALL);
-    } while (got < 0 && errno == EINTR);
-    if (got < 0) {
-      return Status::from_errno(errno, "waitpid");
-    }
-    bool step_trap = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
-                     WSTOPSIG(status) == SIGTRAP;
-    if (step_trap) {
-      REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
-      step_trap = info.si_code == TRAP_TRACE;
-    }
+    REPRO_ASSIGN_OR_RETURN(os::SingleStep step, os::single_step(t.tid));
+    int status = step.wait_status;
+    bool step_trap = step.trapped;
     if (!step_trap) {
       (void)os::set_signal_mask(t.tid, program_mask);
       deferred_stops_.emplace_back(t.tid, status);

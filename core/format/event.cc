@@ -65,4 +65,18 @@ const char* event_kind_name(EventKind kind) {
   return "unknown";
 }
 
+std::vector<std::string> split_exec_argv(const std::string& data) {
+  std::vector<std::string> argv;
+  size_t start = 0;
+  while (start < data.size()) {
+    size_t end = data.find('\0', start);
+    if (end == std::string::npos) {
+      end = data.size();
+    }
+    argv.push_back(data.substr(start, end - start));
+    start = end + 1;
+  }
+  return argv;
+}
+
 }  // namespace repro::format

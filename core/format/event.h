@@ -212,4 +212,8 @@ struct Event {
 /// "syscall", "syscall-entered", ...; "unknown" for a bad value.
 const char* event_kind_name(EventKind kind);
 
+/// The argv strings held by a kExec event's data (each followed by a NUL);
+/// a last string missing its NUL is kept as it is.
+std::vector<std::string> split_exec_argv(const std::string& data);
+
 }  // namespace repro::format

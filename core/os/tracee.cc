@@ -48,6 +48,28 @@ std::optional<int> wait_for_stop_until(pid_t tid, std::chrono::steady_clock::tim
   }
 }
 
+Result<SingleStep> single_step(pid_t tid) {
+  if (ptrace(PTRACE_SINGLESTEP, tid, nullptr, 0) != 0) {
+    return ptrace_error(errno, "stepping", tid);
+  }
+  SingleStep step;
+  pid_t got = 0;
+  do {
+    got = waitpid(tid, &step.wait_status, __WALL);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    return Status::from_errno(errno, "waitpid");
+  }
+  int status = step.wait_status;
+  step.trapped = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
+                 WSTOPSIG(status) == SIGTRAP;
+  if (step.trapped) {
+    REPRO_ASSIGN_OR_RETURN(siginfo_t info, get_siginfo(tid));
+    step.trapped = info.si_code == TRAP_TRACE;
+  }
+  return step;
+}
+
 Status ptrace_error(int errnum, const char* what, pid_t tid) {
   if (errnum == ESRCH) {
     return Status::error(StatusCode::kTraceeDied, fmt::format("{} of thread {}: thread is gone", what, tid));

@@ -95,6 +95,16 @@ char scheduler_state(pid_t tid);
 /// its raw wait status, or nullopt if none came (or it is not our tracee).
 std::optional<int> wait_for_stop_until(pid_t tid, std::chrono::steady_clock::time_point deadline);
 
+/// One PTRACE_SINGLESTEP of stopped thread `tid`, waited for: its wait
+/// status, and whether that stop is the step's own trap (SIGTRAP with
+/// TRAP_TRACE) rather than something else that came first (a signal, an
+/// exit). Errors: tracee_died, or waitpid's.
+struct SingleStep {
+  int wait_status = 0;
+  bool trapped = false;
+};
+Result<SingleStep> single_step(pid_t tid);
+
 /// Status for a failed ptrace call: kTraceeDied for ESRCH, io_error otherwise.
 Status ptrace_error(int errnum, const char* what, pid_t tid);
 

@@ -106,12 +106,12 @@ TEST_CASE("each thread gets one named track, grouped by its process", "[analysis
   std::map<int64_t, std::string> process_names;
   std::map<int64_t, int64_t> pid_of_tid;
   for (const Json& e : json["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name") {
+    if (e["ph"] == "M" && e.value("name", "") == "thread_name") {
       CHECK(thread_names.count(e["tid"]) == 0);
       thread_names[e["tid"]] = e["args"]["name"];
       pid_of_tid[e["tid"]] = e["pid"];
     }
-    if (e["ph"] == "M" && e["name"] == "process_name") {
+    if (e["ph"] == "M" && e.value("name", "") == "process_name") {
       process_names[e["pid"]] = e["args"]["name"];
     }
   }
@@ -158,7 +158,7 @@ TEST_CASE("a blocking syscall is a slice from entry to completion, with its resu
   Json json = export_events(example());
   std::vector<Json> t0 = on_track(json, 100);
   auto begin = std::find_if(t0.begin(), t0.end(),
-                            [](const Json& e) { return e["ph"] == "B" && e["name"] == "futex"; });
+                            [](const Json& e) { return e["ph"] == "B" && e.value("name", "") == "futex"; });
   REQUIRE(begin != t0.end());
   CHECK((*begin)["ts"] == 6);
   CHECK((*begin)["cat"] == "syscall,blocking");
@@ -178,7 +178,7 @@ TEST_CASE(
   Json json = export_events(example());
   std::vector<Json> t2 = on_track(json, 102);
   auto openat =
-      std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e["name"] == "openat"; });
+      std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e.value("name", "") == "openat"; });
   REQUIRE(openat != t2.end());
   CHECK((*openat)["ph"] == "X");
   CHECK((*openat)["ts"] == 10);
@@ -187,17 +187,17 @@ TEST_CASE(
   CHECK((*openat)["args"]["arguments"] == "3, 0x7ffff7dcee90, 16, 0");
   CHECK((*openat)["args"]["input_arg1"] == "/etc/\\xff\\x5cx");
   auto signal =
-      std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e["name"] == "SIGUSR1"; });
+      std::find_if(t2.begin(), t2.end(), [](const Json& e) { return e.value("name", "") == "SIGUSR1"; });
   REQUIRE(signal != t2.end());
   CHECK((*signal)["ph"] == "i");
   CHECK((*signal)["cat"] == "signal");
   CHECK((*signal)["ts"] == 9);
   std::vector<Json> t1 = on_track(json, 101);
   CHECK(std::count_if(t1.begin(), t1.end(), [](const Json& e) {
-          return e["ph"] == "i" && e["name"] == "preempted" && e["ts"] == 8;
+          return e["ph"] == "i" && e.value("name", "") == "preempted" && e["ts"] == 8;
         }) == 1);
   std::vector<Json> t0 = on_track(json, 100);
-  auto brk = std::find_if(t0.begin(), t0.end(), [](const Json& e) { return e["name"] == "brk"; });
+  auto brk = std::find_if(t0.begin(), t0.end(), [](const Json& e) { return e.value("name", "") == "brk"; });
   REQUIRE(brk != t0.end());
   CHECK((*brk)["args"]["result"] == "0x555555559000");
 }
@@ -236,7 +236,7 @@ TEST_CASE("a reused tid and a thread without a start get tracks of their own",
   Json json = export_events(events);
   std::map<std::string, std::pair<int64_t, int64_t>> ids;  // name -> (pid, tid)
   for (const Json& e : json["traceEvents"]) {
-    if (e["name"] == "thread_name") {
+    if (e.value("name", "") == "thread_name") {
       ids[e["args"]["name"]] = {e["pid"], e["tid"]};
     }
   }
