@@ -7,8 +7,9 @@
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
  * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
- * only from regular files (an fstat, logged too, tells); lseek, access
- * and the stat family never wait for another process. A stat of a file
+ * only from regular files (an fstat, logged too, tells); lseek and fstat
+ * never wait for another process (access and stat, which take a path,
+ * stay on the slow path so the trace keeps the path). A stat of a file
  * on a FUSE file system served by a recorded process would hold the CPU
  * until it returns: the one way these can wait. During replay the
  * same code runs, and each of those syscalls stops at the replayer, which
@@ -331,8 +332,11 @@ EXPORT long lseek(int fd, long offset, int whence) {
 }
 EXPORT long lseek64(int fd, long offset, int whence) { return lseek(fd, offset, whence); }
 
+/* A syscall given a path takes the slow path: the recorder keeps the path
+ * in the trace (its inputs), which dump, report --effects and the export
+ * show; the buffer holds only what the kernel wrote. */
 EXPORT int access(const char* path, int mode) {
-  return (int)libc_result(plain_syscall(SYS_access, (long)path, mode, 0, 0, 0, 0));
+  return (int)libc_result(traced_syscall(SYS_access, (long)path, mode, 0, 0, 0, 0));
 }
 
 EXPORT int fstat(int fd, void* st) {
@@ -342,6 +346,10 @@ EXPORT int fstat(int fd, void* st) {
 EXPORT int fstat64(int fd, void* st) { return fstat(fd, st); }
 
 EXPORT int fstatat(int dirfd, const char* path, void* st, int flags) {
+  if (path == NULL || path[0] != '\0') {  /* a path: slow, see access() */
+    return (int)libc_result(traced_syscall(SYS_newfstatat, dirfd, (long)path, (long)st, flags,
+                                           0, 0));
+  }
   return (int)libc_result(plain_syscall(SYS_newfstatat, dirfd, (long)path, (long)st, flags,
                                         (uint64_t)st, FP_STAT_BYTES));
 }
