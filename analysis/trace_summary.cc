@@ -15,6 +15,9 @@
 namespace repro::analysis {
 namespace {
 
+// Bytes kept of each memory write of the events remembered per thread.
+constexpr size_t kKeptWriteBytes = 4096;
+
 bool is_exit_syscall(const format::Event& event) {
   return event.kind == format::EventKind::kSyscall &&
          (event.syscall_number == SYS_exit_group || event.syscall_number == SYS_exit);
@@ -199,9 +202,10 @@ class Summarizer {
       recent.pop_front();
     }
     recent.push_back(IndexedEvent{index, event});
-    // Memory contents make reports no clearer and can be megabytes.
+    // Memory contents can be megabytes; the decoded line needs the first
+    // bytes of a buffer (32 shown) and whole structs (a stat is 144).
     for (format::MemoryWrite& write : recent.back().event.writes) {
-      write.bytes.resize(std::min<size_t>(write.bytes.size(), 64));
+      write.bytes.resize(std::min<size_t>(write.bytes.size(), kKeptWriteBytes));
     }
   }
 
