@@ -9,6 +9,7 @@
 
 #include "analysis/memory_text.h"
 #include "analysis/value_names.h"
+#include "core/fastpath/fastpath_abi.h"
 #include "core/syscalls/syscall_table.h"
 
 namespace repro::analysis {
@@ -177,7 +178,11 @@ const char* restart_name(int64_t result) {
 
 std::string call_text(const format::Event& event) {
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(event.syscall_number);
-  std::string text = syscalls::syscall_name(event.syscall_number);
+  // The fast path's library talks to the recorder through a number the
+  // kernel does not have (core/fastpath/fastpath_abi.h).
+  std::string text = event.syscall_number == REPRO_FASTPATH_CONTROL_SYSCALL
+                         ? "repro_fastpath_control"
+                         : syscalls::syscall_name(event.syscall_number);
   text += '(';
   int count = info != nullptr ? info->arg_count : 6;
   for (int i = 0; i < count; ++i) {
