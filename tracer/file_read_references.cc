@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/fastpath/fastpath_abi.h"
 #include "core/format/file_util.h"
 #include "core/format/trace_format.h"
 
@@ -20,6 +21,8 @@ namespace {
 // Reads shorter than this keep their bytes: the lookups a reference costs
 // (a stat and, for read/readv, the file position) would outweigh the bytes.
 constexpr int64_t kMinReferencedReadBytes = 1024;
+static_assert(kMinReferencedReadBytes == REPRO_FASTPATH_SLOW_READ_BYTES,
+              "reads too short to reference are the ones the fast path takes");
 // Files bigger than this are not copied for their reads: a program reading
 // a little of a huge file would pay for all of it.
 constexpr int64_t kMaxReferencedFileBytes = 256ll * 1024 * 1024;

@@ -42,6 +42,11 @@
 #define REPRO_FASTPATH_BUFFER_BYTES 65536u
 /* Longer reads take the slow path (and its file-copy references). */
 #define REPRO_FASTPATH_MAX_OUTPUT_BYTES 16384u
+/* Reads asking for this many bytes or more take the slow path, where a
+ * read from a regular file is stored by reference to the file's copy in
+ * files/ (tracer/file_read_references.h), not byte by byte: the fast path
+ * would put every byte in the trace. */
+#define REPRO_FASTPATH_SLOW_READ_BYTES 1024u
 
 /* At the start of each thread's buffer. */
 struct repro_fastpath_header {
