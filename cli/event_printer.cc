@@ -36,15 +36,7 @@ std::string describe_batch(const std::string& head, uint64_t index, const format
   format::Event one;
   for (size_t i = 0; i < syscalls->size(); ++i) {
     const fastpath::BatchedSyscall& syscall = (*syscalls)[i];
-    one.clear();
-    one.kind = format::EventKind::kSyscall;
-    one.thread = e.thread;
-    one.syscall_number = syscall.syscall_number;
-    one.args = syscall.args;
-    one.result = syscall.result;
-    if (!syscall.output.empty()) {
-      one.writes.push_back({syscall.output_address, syscall.output});
-    }
+    fastpath::to_syscall_event(syscall, e.thread, &one);
     text += fmt::format("\n#{}.{} t{} syscall {} = {}{} [fast path]", index, i, e.thread,
                         analysis::call_text(one), analysis::result_text(one), describe_writes(one));
   }

@@ -26,15 +26,7 @@ Status ReplaySession::on_syscall_batch(const format::Event& event) {
   }
   format::Event answer;
   for (const fastpath::BatchedSyscall& syscall : *syscalls) {
-    answer.clear();
-    answer.kind = format::EventKind::kSyscall;
-    answer.thread = event.thread;
-    answer.syscall_number = syscall.syscall_number;
-    answer.args = syscall.args;
-    answer.result = syscall.result;
-    if (!syscall.output.empty()) {
-      answer.writes.push_back({syscall.output_address, syscall.output});
-    }
+    fastpath::to_syscall_event(syscall, event.thread, &answer);
     REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
     if (t.entry_regs.rip != REPRO_FASTPATH_UNTRACED_IP) {
       return diverged(t, describe_syscall(answer.syscall_number, answer.args) + " (fast path)",

@@ -70,24 +70,13 @@ Result<bool> RecordSession::on_fast_path_control(Thread& t) {
     // Drained at this stop already (step()): start the buffer over.
     uint32_t start = sizeof(repro_fastpath_header);
     uint64_t end_offset_address = t.fast_path->address + offsetof(repro_fastpath_header, end_offset);
-    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end_offset_address, &start, sizeof start));
+    // answer_in_place makes the write and logs it with the answer.
     event_.writes.push_back(
         {end_offset_address, std::string(reinterpret_cast<const char*>(&start), sizeof start)});
     t.fast_path->drained_offset = start;
     result = 0;
   }
-  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
-  regs.orig_rax = static_cast<uint64_t>(-1);  // skip it; rax is the result
-  regs.rax = static_cast<uint64_t>(result);
-  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
-  event_.kind = format::EventKind::kSyscall;
-  event_.thread = t.index;
-  event_.syscall_number = t.syscall_number;
-  event_.args = t.args;
-  event_.result = result;
-  event_.syscall_flags = format::kSyscallDenied;
-  REPRO_RETURN_IF_ERROR(log(event_));
-  REPRO_RETURN_IF_ERROR(resume_user(t));
+  REPRO_RETURN_IF_ERROR(answer_in_place(t, result));
   return true;
 }
 

@@ -39,4 +39,16 @@ Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data) {
   return syscalls;
 }
 
+void to_syscall_event(const BatchedSyscall& syscall, uint32_t thread, format::Event* event) {
+  event->clear();
+  event->kind = format::EventKind::kSyscall;
+  event->thread = thread;
+  event->syscall_number = syscall.syscall_number;
+  event->args = syscall.args;
+  event->result = syscall.result;
+  if (!syscall.output.empty()) {
+    event->writes.push_back({syscall.output_address, syscall.output});
+  }
+}
+
 }  // namespace repro::fastpath

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/format/event.h"
 
 namespace repro::fastpath {
 
@@ -25,5 +26,10 @@ struct BatchedSyscall {
 /// Decodes a batch event's data. Returns the syscalls in the order they
 /// were made, or kCorruption naming the first record that does not fit.
 Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data);
+
+/// Sets `event` (cleared first) to `syscall` as the syscall event of thread
+/// `thread` it stands for, its output as the one memory write: what dump
+/// prints and replay answers.
+void to_syscall_event(const BatchedSyscall& syscall, uint32_t thread, format::Event* event);
 
 }  // namespace repro::fastpath
