@@ -10,6 +10,7 @@ packages=(
   catch2 libbenchmark-dev
   clang libclang-rt-14-dev
   python3 make xz-utils strace iproute2
+  gdb
 )
 
 missing=()
