@@ -145,6 +145,24 @@ Status ReplaySession::choose_tsc_handling() {
   return Status::ok();
 }
 
+// A stop taken from waitpid while replay waited for another thread stays
+// in stashed_stops_ until that thread's turn, and the kernel reports it only
+// once: a thread that has no turn left (the new thread of a clone the
+// recorded SIGKILL cut short, held at its exit stop) would wait there
+// forever, and its process with it. End each of them.
+void ReplaySession::release_stashed_stops() {
+  for (auto& [tid, stops] : stashed_stops_) {
+    bool stopped = std::any_of(stops.begin(), stops.end(), [](int status) { return WIFSTOPPED(status); });
+    bool ended = std::any_of(stops.begin(), stops.end(),
+                             [](int status) { return WIFEXITED(status) || WIFSIGNALED(status); });
+    if (stopped && !ended) {
+      kill(tid, SIGKILL);
+      ptrace(PTRACE_CONT, tid, nullptr, 0);
+    }
+  }
+  stashed_stops_.clear();
+}
+
 void ReplaySession::kill_all() {
   for (auto& [index, t] : threads_) {
     if (t.where != ReplayThread::Where::kGone) {
@@ -152,6 +170,7 @@ void ReplaySession::kill_all() {
     }
     t.where = ReplayThread::Where::kGone;
   }
+  release_stashed_stops();
   // Reap every tracee, known or not (a child whose fork event was not
   // handled yet). A thread held at a ptrace stop, its PTRACE_EVENT_EXIT
   // stop among them, is not woken by SIGKILL alone, and a group leader is
@@ -742,6 +761,7 @@ Result<ReplayOutcome> ReplaySession::finish() {
   if (reader_->state() != format::TraceState::kComplete) {
     kill_all();
   }
+  release_stashed_stops();
   while (!root_reaped_) {
     int status = 0;
     pid_t tid = waitpid(-1, &status, __WALL);

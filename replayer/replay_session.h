@@ -294,6 +294,7 @@ class ReplaySession {
   Status diverged(const ReplayThread& t, std::string expected, std::string observed);
   void note_exit(pid_t tid, int wait_status);
   void kill_all();
+  void release_stashed_stops();
 
   ReplayOptions options_;
   std::unique_ptr<format::TraceReader> reader_;
