@@ -419,6 +419,11 @@ void RecordSession::schedule_next() {
 
 Status RecordSession::resume_user(Thread& t) {
   t.state = Thread::State::kRunning;
+  if (t.stop_ahead) {
+    deferred_stops_.emplace_back(t.tid, *t.stop_ahead);
+    t.stop_ahead.reset();
+    return Status::ok();
+  }
   if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
     return os::ptrace_error(errno, "resuming", t.tid);
   }
@@ -1074,6 +1079,45 @@ Status RecordSession::release_vfork_parent(pid_t child_tid) {
   return Status::ok();
 }
 
+// A signal broke the syscall off (a restart result), and whether the
+// program sees that depends on what the kernel does next, on the thread's
+// way out: deliver a signal (the result becomes EINTR, or the syscall runs
+// again after the handler) or, finding none, restart the syscall unseen.
+// Finding none happens: a signal sent to the whole process wakes one
+// thread, and another one may take it first. The result can only be logged
+// once the thread's next stop shows which: a thread leaving a syscall stops
+// again before running any instruction of its own (a signal-delivery stop,
+// the restarted syscall's seccomp stop, a group-stop, its exit), so wait
+// for that stop here. Returns true if the program never sees the result.
+Result<bool> RecordSession::follow_restart_result(Thread& t) {
+  if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
+    return os::ptrace_error(errno, "resuming a broken-off syscall", t.tid);
+  }
+  int status = 0;
+  pid_t tid = 0;
+  do {
+    tid = waitpid(t.tid, &status, __WALL);
+  } while (tid < 0 && errno == EINTR);
+  if (tid < 0) {
+    return Status::from_errno(errno, "waitpid");
+  }
+  int event = static_cast<unsigned>(status) >> 16;
+  if (WIFEXITED(status) || WIFSIGNALED(status) || event == PTRACE_EVENT_EXIT) {
+    deferred_stops_.emplace_back(t.tid, status);  // killed inside the syscall
+    return true;
+  }
+  if (event == PTRACE_EVENT_SECCOMP) {
+    t.restarting = true;  // restarted: the trace shows one syscall
+    REPRO_RETURN_IF_ERROR(on_syscall_entry(t));
+    return true;
+  }
+  // Still at the syscall's exit for the program (the registers hold the
+  // restart result until the signal is dealt with): log it as such, and
+  // the stop comes when the thread is resumed.
+  t.stop_ahead = status;
+  return false;
+}
+
 Status RecordSession::on_syscall_exit(Thread& t) {
   if (t.vfork_child != 0) {
     // The kernel lets a vfork parent return as soon as its child drops the
@@ -1094,6 +1138,11 @@ Status RecordSession::on_syscall_exit(Thread& t) {
       if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
         return os::ptrace_error(errno, "resuming a restarted syscall", t.tid);
       }
+      return Status::ok();
+    }
+  } else if (syscalls::is_restart_result(result)) {
+    REPRO_ASSIGN_OR_RETURN(bool never_returned, follow_restart_result(t));
+    if (never_returned) {
       return Status::ok();
     }
   }

@@ -142,6 +142,7 @@ class RecordSession {
 
   // Stop handlers.
   Status on_syscall_entry(Thread& t);
+  Result<bool> follow_restart_result(Thread& t);
   Status on_syscall_exit(Thread& t);
   /// Lets t, stopped at its syscall's entry, into the kernel, passing the
   /// CPU on where the syscall may block; or holds it there (OutputOrder).

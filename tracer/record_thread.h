@@ -50,6 +50,10 @@ struct RecordSession::Thread {
   // Its syscall was broken off by our PTRACE_INTERRUPT and is being
   // restarted by the kernel: the next entry continues it.
   bool restarting = false;
+  // A stop it has reached already, while parked at the exit of a syscall a
+  // signal broke off (follow_restart_result): resuming it hands this stop
+  // to the main loop instead of running the thread.
+  std::optional<int> stop_ahead;
   // A breakpoint at the loop the thread was interrupted in, to tell a spin
   // (registers repeat) from work (they change): see record_preemption.cc.
   bool probing = false;
