@@ -66,9 +66,30 @@ std::chrono::steady_clock::time_point RecordSession::interrupt_deadline() const 
   // the same one in every run of a seed, never where a clock ran out.
   auto slice_end = (options_.chaos ? running_since_ : slice_start_) + policy_->time_slice();
   if (!probed_this_run_) {
-    return std::min(running_since_ + kFirstProbeAfter, slice_end);
+    return std::min(running_since_ + kFirstProbeAfter, slice_end) + slice_waited_;
   }
-  return slice_end;
+  return slice_end + slice_waited_;
+}
+
+void RecordSession::start_slice(pid_t tid) {
+  slice_start_ = std::chrono::steady_clock::now();
+  slice_waited_ = {};
+  slice_cpu_start_ns_ = cpu_time_slices_ ? os::thread_cpu_ns(tid) : std::nullopt;
+}
+
+bool RecordSession::deadline_reached_on_cpu(const Thread& t,
+                                            std::chrono::steady_clock::time_point now) {
+  if (now < interrupt_deadline()) {
+    return false;
+  }
+  std::optional<uint64_t> cpu_ns = slice_cpu_start_ns_ ? os::thread_cpu_ns(t.tid) : std::nullopt;
+  if (!cpu_ns || *cpu_ns < *slice_cpu_start_ns_) {
+    return true;
+  }
+  auto on_cpu = std::chrono::nanoseconds(*cpu_ns - *slice_cpu_start_ns_);
+  auto waited = std::chrono::duration_cast<std::chrono::steady_clock::duration>(now - slice_start_ - on_cpu);
+  slice_waited_ = std::max(waited, std::chrono::steady_clock::duration::zero());
+  return now >= interrupt_deadline();
 }
 
 Status RecordSession::on_interrupted(Thread& t) {
@@ -202,7 +223,7 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
 Status RecordSession::start_spin_probe(Thread& t) {
   REPRO_ASSIGN_OR_RETURN(t.probe_registers, os::get_registers(t.tid));
   probed_this_run_ = true;
-  slice_start_ = std::chrono::steady_clock::now();
+  start_slice(t.tid);
   uint8_t code[16] = {};
   if (restart_pending(t.probe_registers) ||
       !os::read_memory(t.tid, t.probe_registers.rip, code, sizeof code).is_ok() ||
@@ -289,7 +310,7 @@ Status RecordSession::on_spin_probe_hit(Thread& t) {
     make_ready(t);
     return Status::ok();
   }
-  slice_start_ = std::chrono::steady_clock::now();
+  start_slice(t.tid);
   return resume_user(t);
 }
 

@@ -202,6 +202,9 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
   std::unique_ptr<RecordSession> session(new RecordSession(options));
   REPRO_ASSIGN_OR_RETURN(format::TscMode tsc_mode, recording_tsc_mode(options));
   session->patch_rdtsc_ = tsc_mode == format::TscMode::kPatch;
+  const char* slice_clock = getenv("REPRO_SLICE_CLOCK");
+  session->cpu_time_slices_ = !(slice_clock != nullptr && std::string_view(slice_clock) == "wall") &&
+                              os::thread_cpu_ns(getpid()).has_value();
 
   // The tracer waits for tracee stops and its own SIGINT/SIGTERM on one fd.
   sigset_t mask;
@@ -396,7 +399,7 @@ void RecordSession::schedule_next() {
     ready_.erase(ready_.begin() + static_cast<long>(chosen));
     Thread* t = find(tid);
     current_ = tid;
-    slice_start_ = std::chrono::steady_clock::now();
+    start_slice(tid);
     running_since_ = slice_start_;
     probed_this_run_ = false;
     Status status;
@@ -676,7 +679,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
       current = current_ ? find(current_) : nullptr;
       if (current != nullptr && !ready_.empty()) {
         if (current->state == Thread::State::kRunning && !current->interrupt_requested &&
-            std::chrono::steady_clock::now() >= interrupt_deadline()) {
+            deadline_reached_on_cpu(*current, std::chrono::steady_clock::now())) {
           current->interrupt_requested = true;
           if (ptrace(PTRACE_INTERRUPT, current->tid, nullptr, nullptr) != 0 && errno != ESRCH) {
             return Status::from_errno(errno, "ptrace(PTRACE_INTERRUPT)");

@@ -336,6 +336,14 @@ class RecordSession {
   /// When to interrupt the running thread while others wait: a first spin
   /// probe soon after it got the CPU, then once per time slice.
   std::chrono::steady_clock::time_point interrupt_deadline() const;
+  /// Starts the current thread's time slice (slice_start_, and the CPU
+  /// time it has run so far).
+  void start_slice(pid_t tid);
+  /// Whether the running thread `t` has had the CPU for as long as its
+  /// interrupt_deadline() allowed: time it waited for a CPU (other
+  /// processes on a loaded machine, a paused virtual CPU) does not count,
+  /// and moves the deadline on by as much.
+  bool deadline_reached_on_cpu(const Thread& t, std::chrono::steady_clock::time_point now);
   Status start_spin_probe(Thread& t);
   Status arm_spin_probe(Thread& t);
   Status on_spin_probe_hit(Thread& t);
@@ -386,6 +394,12 @@ class RecordSession {
   std::deque<pid_t> ready_;
   pid_t current_ = 0;
   std::chrono::steady_clock::time_point slice_start_;
+  // Slices are measured in the thread's CPU time where the kernel says it
+  // (REPRO_SLICE_CLOCK=wall measures them in wall-clock time): the CPU time
+  // at slice_start_, and the time since then the thread waited for a CPU.
+  bool cpu_time_slices_ = false;
+  std::optional<uint64_t> slice_cpu_start_ns_;
+  std::chrono::steady_clock::duration slice_waited_{0};
   std::chrono::steady_clock::time_point last_flush_;
   // Start of the current thread's run without a syscall or switch.
   std::chrono::steady_clock::time_point running_since_;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -31,6 +32,23 @@ char scheduler_state(pid_t tid) {
   // "pid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it.
   const char* close = strrchr(text, ')');
   return close != nullptr && close[1] == ' ' ? close[2] : 0;
+}
+
+std::optional<uint64_t> thread_cpu_ns(pid_t tid) {
+  std::string path = fmt::format("/proc/{}/schedstat", tid);
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  char text[128];
+  ssize_t n = fd.valid() ? read(fd.get(), text, sizeof text - 1) : -1;
+  if (n <= 0) {
+    return std::nullopt;
+  }
+  text[n] = '\0';
+  char* end = nullptr;
+  unsigned long long ns = strtoull(text, &end, 10);
+  if (end == text) {
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(ns);
 }
 
 std::optional<int> wait_for_stop_until(pid_t tid, std::chrono::steady_clock::time_point deadline) {

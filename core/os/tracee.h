@@ -90,6 +90,11 @@ Result<bool> has_deliverable_signal(pid_t tid);
 /// 'D', 't', ...; 0 if it cannot be read (the thread is gone).
 char scheduler_state(pid_t tid);
 
+/// The CPU time thread `tid` has run, in nanoseconds (/proc/TID/schedstat,
+/// field 1); nullopt where the kernel has no schedstat or the thread is
+/// gone.
+std::optional<uint64_t> thread_cpu_ns(pid_t tid);
+
 /// Waits for thread `tid` (a tracee of the caller) to report a stop or its
 /// end, until `deadline`, giving it the CPU meanwhile (it may share ours):
 /// its raw wait status, or nullopt if none came (or it is not our tracee).

@@ -11,7 +11,9 @@
 #            other timings, other interleavings) | short-slices (1 ms time
 #            slices: many preemptions) | tsc-patch (REPRO_TSC=patch:
 #            rdtsc patched in the code, as on hosts that cannot trap it;
-#            the trace must list patched sites) | tsc-patch-short-slices |
+#            the trace must list patched sites) | tsc-patch-short-slices
+#            (and slices measured in wall-clock time, REPRO_SLICE_CLOCK=wall,
+#            as on a kernel without schedstat) |
 #            trap-to-patch (recorded trapping rdtsc, replayed patching it)
 #            | patch-to-trap (the other way round) | chaos (the seeded
 #            chaos scheduler, seed 1, slices of 1 to 9 ms) | no-fast-path
@@ -30,12 +32,14 @@ trace="$work/trace"
 record_flags=()
 # REPRO_TSC for the recording and for the replay (empty: as inherited).
 record_tsc=${REPRO_TSC:-} replay_tsc=${REPRO_TSC:-}
+slice_clock=${REPRO_SLICE_CLOCK:-}
 case "$variant" in
   default) ;;
   no-pin) record_flags=(--no-pin) ;;
   short-slices) record_flags=(--time-slice-ms 1) ;;
   tsc-patch) record_tsc=patch replay_tsc=patch ;;
-  tsc-patch-short-slices) record_tsc=patch replay_tsc=patch record_flags=(--time-slice-ms 1) ;;
+  tsc-patch-short-slices)
+    record_tsc=patch replay_tsc=patch slice_clock=wall record_flags=(--time-slice-ms 1) ;;
   trap-to-patch) record_tsc=trap replay_tsc=patch ;;
   patch-to-trap) record_tsc=patch replay_tsc=trap ;;
   chaos) record_flags=(--chaos --seed 1 --time-slice-ms 5) ;;
@@ -57,7 +61,7 @@ cd "$work" || exit 1
 "$program" "$@" >native.out 2>native.err
 native_status=$?
 
-REPRO_TSC=$record_tsc "$repro" record -o "$trace" "${record_flags[@]}" -- "$program" "$@" \
+REPRO_TSC=$record_tsc REPRO_SLICE_CLOCK=$slice_clock "$repro" record -o "$trace" "${record_flags[@]}" -- "$program" "$@" \
   >record.out 2>record.err
 record_status=$?
 if grep -q 'ptrace is not permitted' record.err; then
