@@ -1091,34 +1091,44 @@ Status RecordSession::release_vfork_parent(pid_t child_tid) {
 // once the thread's next stop shows which: a thread leaving a syscall stops
 // again before running any instruction of its own (a signal-delivery stop,
 // the restarted syscall's seccomp stop, a group-stop, its exit), so wait
-// for that stop here. Returns true if the program never sees the result.
+// for that stop here. Our own PTRACE_INTERRUPT, if one is on its way,
+// breaks a syscall off as a signal does (and the kernel restarts it after
+// the interrupt's stop); that stop is served here and the next one taken.
+// Returns true if the program never sees the result.
 Result<bool> RecordSession::follow_restart_result(Thread& t) {
-  if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
-    return os::ptrace_error(errno, "resuming a broken-off syscall", t.tid);
+  while (true) {
+    if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
+      return os::ptrace_error(errno, "resuming a broken-off syscall", t.tid);
+    }
+    int status = 0;
+    pid_t tid = 0;
+    do {
+      tid = waitpid(t.tid, &status, __WALL);
+    } while (tid < 0 && errno == EINTR);
+    if (tid < 0) {
+      return Status::from_errno(errno, "waitpid");
+    }
+    int event = static_cast<unsigned>(status) >> 16;
+    if (WIFEXITED(status) || WIFSIGNALED(status) || event == PTRACE_EVENT_EXIT) {
+      deferred_stops_.emplace_back(t.tid, status);  // killed inside the syscall
+      return true;
+    }
+    if (event == PTRACE_EVENT_SECCOMP) {
+      t.restarting = true;  // restarted: the trace shows one syscall
+      REPRO_RETURN_IF_ERROR(on_syscall_entry(t));
+      return true;
+    }
+    if (event == PTRACE_EVENT_STOP && t.interrupt_requested &&
+        !os::is_job_stop_signal(WSTOPSIG(status))) {
+      t.interrupt_requested = false;
+      continue;
+    }
+    // Still at the syscall's exit for the program (the registers hold the
+    // restart result until the signal is dealt with): log it as such, and
+    // the stop comes when the thread is resumed.
+    t.stop_ahead = status;
+    return false;
   }
-  int status = 0;
-  pid_t tid = 0;
-  do {
-    tid = waitpid(t.tid, &status, __WALL);
-  } while (tid < 0 && errno == EINTR);
-  if (tid < 0) {
-    return Status::from_errno(errno, "waitpid");
-  }
-  int event = static_cast<unsigned>(status) >> 16;
-  if (WIFEXITED(status) || WIFSIGNALED(status) || event == PTRACE_EVENT_EXIT) {
-    deferred_stops_.emplace_back(t.tid, status);  // killed inside the syscall
-    return true;
-  }
-  if (event == PTRACE_EVENT_SECCOMP) {
-    t.restarting = true;  // restarted: the trace shows one syscall
-    REPRO_RETURN_IF_ERROR(on_syscall_entry(t));
-    return true;
-  }
-  // Still at the syscall's exit for the program (the registers hold the
-  // restart result until the signal is dealt with): log it as such, and
-  // the stop comes when the thread is resumed.
-  t.stop_ahead = status;
-  return false;
 }
 
 Status RecordSession::on_syscall_exit(Thread& t) {
@@ -1131,19 +1141,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   }
   REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
   int64_t result = static_cast<int64_t>(regs.rax);
-  if (syscalls::is_restart_result(result) && t.interrupt_requested) {
-    REPRO_ASSIGN_OR_RETURN(bool signalled, os::has_deliverable_signal(t.tid));
-    if (!signalled) {
-      // Our own PTRACE_INTERRUPT, racing with the syscall's entry, broke it
-      // off. The kernel restarts it without the program noticing (after
-      // the interrupt's stop), so the trace shows one syscall.
-      t.restarting = true;
-      if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
-        return os::ptrace_error(errno, "resuming a restarted syscall", t.tid);
-      }
-      return Status::ok();
-    }
-  } else if (syscalls::is_restart_result(result)) {
+  if (syscalls::is_restart_result(result)) {
     REPRO_ASSIGN_OR_RETURN(bool never_returned, follow_restart_result(t));
     if (never_returned) {
       return Status::ok();
