@@ -62,7 +62,8 @@ Json syscall_flags_json(uint32_t flags) {
       {format::kSyscallWritesMappedFile, "writes-mapped-file"},
       {format::kSyscallReadsFileCopy, "reads-file-copy"},
       {format::kSyscallFeedsPipe, "feeds-pipe"},
-      {format::kSyscallReadsPipe, "reads-pipe"}};
+      {format::kSyscallReadsPipe, "reads-pipe"},
+      {format::kSyscallFastPath, "fast-path"}};
   for (const auto& [bit, name] : known) {
     if (flags & bit) {
       names.push_back(name);

@@ -51,6 +51,9 @@ std::string describe_flags(uint32_t flags) {
   if (flags & format::kSyscallDenied) {
     text += " [answered by repro]";
   }
+  if (flags & format::kSyscallFastPath) {
+    text += " [fast path]";
+  }
   return text;
 }
 

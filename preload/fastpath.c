@@ -251,11 +251,11 @@ static int is_regular_file(struct repro_fastpath_header* header, long fd) {
 }
 
 /* The buffer for a read of `count` bytes from `fd` on the fast path: a
- * regular file, a short read (REPRO_FASTPATH_SLOW_READ_BYTES); NULL for
- * the slow path. */
+ * regular file, at most REPRO_FASTPATH_MAX_OUTPUT_BYTES; NULL for the slow
+ * path. */
 static struct repro_fastpath_header* read_buffer(long fd, unsigned long count) {
   struct repro_fastpath_header* header = usable_buffer();
-  if (header == NULL || count >= REPRO_FASTPATH_SLOW_READ_BYTES || !is_regular_file(header, fd)) {
+  if (header == NULL || count > REPRO_FASTPATH_MAX_OUTPUT_BYTES || !is_regular_file(header, fd)) {
     return NULL;
   }
   return header;

@@ -27,16 +27,20 @@ Status ReplaySession::on_syscall_batch(const format::Event& event) {
   format::Event answer;
   for (const fastpath::BatchedSyscall& syscall : *syscalls) {
     fastpath::to_syscall_event(syscall, event.thread, &answer);
-    REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
-    if (t.entry_regs.rip != REPRO_FASTPATH_UNTRACED_IP) {
-      return diverged(t, describe_syscall(answer.syscall_number, answer.args) + " (fast path)",
-                      describe_syscall(t.syscall_number, t.args) +
-                          fmt::format(" at {:#x}", t.entry_regs.rip));
-    }
-    REPRO_RETURN_IF_ERROR(check_syscall(t, answer));
-    REPRO_RETURN_IF_ERROR(emulate(t, answer));
+    REPRO_RETURN_IF_ERROR(answer_fast_path_syscall(t, answer));
   }
   return Status::ok();
+}
+
+Status ReplaySession::answer_fast_path_syscall(ReplayThread& t, const format::Event& answer) {
+  REPRO_RETURN_IF_ERROR(advance_to_syscall(t));
+  if (t.entry_regs.rip != REPRO_FASTPATH_UNTRACED_IP) {
+    return diverged(t, describe_syscall(answer.syscall_number, answer.args) + " (fast path)",
+                    describe_syscall(t.syscall_number, t.args) +
+                        fmt::format(" at {:#x}", t.entry_regs.rip));
+  }
+  REPRO_RETURN_IF_ERROR(check_syscall(t, answer));
+  return emulate(t, answer);
 }
 
 }  // namespace repro::replayer

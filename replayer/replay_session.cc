@@ -798,6 +798,9 @@ Status ReplaySession::replay_event(const format::Event& event) {
     case format::EventKind::kSyscallEntered:
       return on_syscall_entered(event);
     case format::EventKind::kSyscall:
+      if (event.syscall_flags & format::kSyscallFastPath) {
+        return answer_fast_path_syscall(thread(event.thread), event);
+      }
       return on_syscall(event);
     case format::EventKind::kSignal:
       return on_signal(event);

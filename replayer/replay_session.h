@@ -148,6 +148,9 @@ class ReplaySession {
   Status on_syscall(const format::Event& event);
   /// Answers the syscalls of a kSyscallBatch one by one (replay_fast_path.cc).
   Status on_syscall_batch(const format::Event& event);
+  /// Answers one syscall the preloaded library made without a stop, at
+  /// the library's syscall instruction.
+  Status answer_fast_path_syscall(ReplayThread& t, const format::Event& answer);
   Status on_signal(const format::Event& event);
   Status on_preempt(const format::Event& event);
   Status on_rdtsc(const format::Event& event);

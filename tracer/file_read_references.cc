@@ -11,18 +11,12 @@
 #include <cstring>
 #include <optional>
 
-#include "core/fastpath/fastpath_abi.h"
 #include "core/format/file_util.h"
 #include "core/format/trace_format.h"
 
 namespace repro::tracer {
 namespace {
 
-// Reads shorter than this keep their bytes: the lookups a reference costs
-// (a stat and, for read/readv, the file position) would outweigh the bytes.
-constexpr int64_t kMinReferencedReadBytes = 1024;
-static_assert(kMinReferencedReadBytes == REPRO_FASTPATH_SLOW_READ_BYTES,
-              "reads too short to reference are the ones the fast path takes");
 // Files bigger than this are not copied for their reads: a program reading
 // a little of a huge file would pay for all of it.
 constexpr int64_t kMaxReferencedFileBytes = 256ll * 1024 * 1024;
@@ -36,24 +30,12 @@ bool is_file_read(int number) {
          number == SYS_preadv || number == SYS_preadv2;
 }
 
-// The position of descriptor `fd` of thread `tid`, from its fdinfo.
-std::optional<uint64_t> file_position(pid_t tid, int fd) {
-  std::string path = fmt::format("/proc/{}/fdinfo/{}", tid, fd);
-  FILE* info = std::fopen(path.c_str(), "re");
-  if (info == nullptr) {
-    return std::nullopt;
-  }
-  std::optional<uint64_t> position;
-  unsigned long long value = 0;
-  if (std::fscanf(info, "pos: %llu", &value) == 1) {
-    position = value;
-  }
-  std::fclose(info);
-  return position;
-}
 
-// Where in the file the bytes of the read in `event` came from.
-std::optional<uint64_t> read_offset(pid_t tid, const format::Event& event) {
+// Where in the file the bytes of the read in `event` came from; a read at
+// the current position ends at `position_after`, or where fdinfo says the
+// descriptor stands now.
+std::optional<uint64_t> read_offset(pid_t tid, const format::Event& event,
+                                    std::optional<uint64_t> position_after) {
   int64_t explicit_offset = static_cast<int64_t>(event.args[3]);
   switch (event.syscall_number) {
     case SYS_pread64:
@@ -68,7 +50,8 @@ std::optional<uint64_t> read_offset(pid_t tid, const format::Event& event) {
       break;
   }
   // read, readv, preadv2 at the current position: the read moved it.
-  std::optional<uint64_t> after = file_position(tid, static_cast<int>(event.args[0]));
+  std::optional<uint64_t> after =
+      position_after ? position_after : file_position(tid, static_cast<int>(event.args[0]));
   if (!after || *after < static_cast<uint64_t>(event.result)) {
     return std::nullopt;
   }
@@ -78,6 +61,21 @@ std::optional<uint64_t> read_offset(pid_t tid, const format::Event& event) {
 int64_t nanoseconds(const struct timespec& t) { return t.tv_sec * 1'000'000'000ll + t.tv_nsec; }
 
 }  // namespace
+
+std::optional<uint64_t> file_position(pid_t tid, int fd) {
+  std::string path = fmt::format("/proc/{}/fdinfo/{}", tid, fd);
+  FILE* info = std::fopen(path.c_str(), "re");
+  if (info == nullptr) {
+    return std::nullopt;
+  }
+  std::optional<uint64_t> position;
+  unsigned long long value = 0;
+  if (std::fscanf(info, "pos: %llu", &value) == 1) {
+    position = value;
+  }
+  std::fclose(info);
+  return position;
+}
 
 FileReadReferences::Copy* FileReadReferences::current_copy(const std::string& fd_path,
                                                            const struct stat& st) {
@@ -131,38 +129,40 @@ bool FileReadReferences::matches(const Copy& copy, uint64_t offset, const format
   return true;
 }
 
-void FileReadReferences::reference(pid_t tid, format::Event* event) {
+bool FileReadReferences::reference(pid_t tid, format::Event* event,
+                                   std::optional<uint64_t> position_after) {
   if (!is_file_read(event->syscall_number) || event->result < kMinReferencedReadBytes ||
       event->result > static_cast<int64_t>(format::kMaxFileCopyReadBytes) ||
       event->writes.empty() || event->syscall_flags != 0) {
-    return;
+    return false;
   }
   uint64_t total = 0;
   for (const format::MemoryWrite& write : event->writes) {
     total += write.bytes.size();
   }
   if (total != static_cast<uint64_t>(event->result)) {
-    return;
+    return false;
   }
   std::string fd_path = fmt::format("/proc/{}/fd/{}", tid, static_cast<int>(event->args[0]));
   struct stat st;
   if (::stat(fd_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
       st.st_size > kMaxReferencedFileBytes) {
-    return;
+    return false;
   }
-  std::optional<uint64_t> offset = read_offset(tid, *event);
+  std::optional<uint64_t> offset = read_offset(tid, *event, position_after);
   if (!offset) {
-    return;
+    return false;
   }
   Copy* copy = current_copy(fd_path, st);
   if (copy == nullptr || !matches(*copy, *offset, *event)) {
-    return;
+    return false;
   }
   event->syscall_flags |= format::kSyscallReadsFileCopy;
   event->content_id = copy->content_id;
   event->file_offset = *offset;
   ++referenced_reads_;
   referenced_bytes_ += total;
+  return true;
 }
 
 }  // namespace repro::tracer

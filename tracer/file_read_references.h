@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,17 +33,28 @@
 
 namespace repro::tracer {
 
+/// Reads shorter than this keep their bytes: the lookups a reference costs
+/// (a stat and, for read/readv, the file position) would outweigh the bytes.
+inline constexpr int64_t kMinReferencedReadBytes = 1024;
+
+/// The position of descriptor `fd` of thread `tid`, from its fdinfo.
+std::optional<uint64_t> file_position(pid_t tid, int fd);
+
 class FileReadReferences {
  public:
   explicit FileReadReferences(format::TraceWriter* writer) : writer_(writer) {}
 
   /// For a completed read, pread64, readv, preadv or preadv2 in `event`
   /// (writes captured) by thread `tid`: turns its bytes into a reference
-  /// when they came from a regular file and match a copy of it; leaves
-  /// every other event alone. A file that cannot be copied or compared
-  /// keeps its bytes; a copy that fails for the trace's sake (a full disk)
-  /// leaves the writer's sticky error, which its next append reports.
-  void reference(pid_t tid, format::Event* event);
+  /// when they came from a regular file and match a copy of it, and says
+  /// whether it did; leaves every other event alone. A read at the current
+  /// position ended at `position_after` if given (a fast-path read, looked
+  /// at later), else where the descriptor stands now. A file that cannot
+  /// be copied or compared keeps its bytes; a copy that fails for the
+  /// trace's sake (a full disk) leaves the writer's sticky error, which
+  /// its next append reports.
+  bool reference(pid_t tid, format::Event* event,
+                 std::optional<uint64_t> position_after = std::nullopt);
 
   /// Reads turned into references so far, and the bytes they did not store.
   uint64_t referenced_reads() const { return referenced_reads_; }

@@ -13,15 +13,21 @@
 #include <fmt/core.h>
 #include <sched.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <csignal>
 
 #include <cstddef>
 #include <cstring>
+#include <map>
+#include <optional>
+#include <vector>
 
 #include "core/fastpath/fastpath_abi.h"
+#include "core/fastpath/syscall_batch.h"
 #include "core/os/tracee.h"
+#include "tracer/file_read_references.h"
 #include "tracer/record_session.h"
 #include "tracer/record_thread.h"
 
@@ -45,14 +51,91 @@ Status RecordSession::drain_fast_path(Thread& t) {
                                      t.index, buffer.address, header.end_offset,
                                      buffer.drained_offset));
   }
-  event_.clear();
-  event_.kind = format::EventKind::kSyscallBatch;
-  event_.thread = t.index;
-  REPRO_ASSIGN_OR_RETURN(event_.data,
+  REPRO_ASSIGN_OR_RETURN(std::string data,
                          os::read_memory(t.tid, buffer.address + buffer.drained_offset,
                                          header.end_offset - buffer.drained_offset));
   buffer.drained_offset = header.end_offset;
-  return log(event_);
+  return log_syscall_batch(t, data);
+}
+
+namespace {
+
+// Where each read at the current position among `syscalls` (made in this
+// order, just now) left its descriptor: counted back from where the
+// descriptor stands now over the reads after it. Unknown before an lseek
+// on the same descriptor. Wrong if something else moved the position
+// meanwhile (a sibling thread sharing it): then the bytes do not match the
+// copy there, and stay in the trace.
+std::vector<std::optional<uint64_t>> read_positions_after(
+    pid_t tid, const std::vector<fastpath::BatchedSyscall>& syscalls) {
+  std::vector<std::optional<uint64_t>> after(syscalls.size());
+  std::map<int, std::optional<uint64_t>> position;  // by descriptor, going back
+  for (size_t i = syscalls.size(); i-- > 0;) {
+    const fastpath::BatchedSyscall& syscall = syscalls[i];
+    int fd = static_cast<int>(syscall.args[0]);
+    if (syscall.syscall_number != SYS_read && syscall.syscall_number != SYS_lseek) {
+      continue;
+    }
+    auto [at, fresh] = position.try_emplace(fd);
+    if (fresh) {
+      at->second = file_position(tid, fd);
+    }
+    if (syscall.syscall_number == SYS_lseek) {
+      at->second.reset();
+    } else if (at->second && syscall.result >= 0 &&
+               *at->second >= static_cast<uint64_t>(syscall.result)) {
+      after[i] = at->second;
+      *at->second -= static_cast<uint64_t>(syscall.result);
+    } else {
+      at->second.reset();
+    }
+  }
+  return after;
+}
+
+}  // namespace
+
+Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
+  // A read of a regular file comes out of the batch as a syscall event of
+  // its own when its bytes can be stored by reference to the file's copy,
+  // as on the slow path; the records around it stay batches.
+  auto syscalls = fastpath::parse_syscall_batch(data);
+  if (!syscalls.is_ok()) {
+    return syscalls.status().context(fmt::format("thread t{}: the fast-path buffer", t.index));
+  }
+  std::vector<std::optional<uint64_t>> positions;
+  size_t batch_start = 0;
+  auto log_batch_until = [&](size_t end) -> Status {
+    if (end == batch_start) {
+      return Status::ok();
+    }
+    event_.clear();
+    event_.kind = format::EventKind::kSyscallBatch;
+    event_.thread = t.index;
+    event_.data.assign(data, batch_start, end - batch_start);
+    return log(event_);
+  };
+  format::Event read;
+  for (size_t i = 0; i < syscalls->size(); ++i) {
+    const fastpath::BatchedSyscall& syscall = (*syscalls)[i];
+    if ((syscall.syscall_number != SYS_read && syscall.syscall_number != SYS_pread64) ||
+        syscall.result < kMinReferencedReadBytes) {
+      continue;
+    }
+    if (positions.empty()) {
+      positions = read_positions_after(t.tid, *syscalls);
+    }
+    fastpath::to_syscall_event(syscall, t.index, &read);
+    read.syscall_flags = 0;
+    if (!file_reads_->reference(t.tid, &read, positions[i])) {
+      continue;
+    }
+    read.syscall_flags |= format::kSyscallFastPath;
+    REPRO_RETURN_IF_ERROR(log_batch_until(syscall.record_offset));
+    REPRO_RETURN_IF_ERROR(log(read));
+    batch_start = syscall.record_offset + syscall.record_bytes;
+  }
+  return log_batch_until(data.size());
 }
 
 Result<bool> RecordSession::on_fast_path_control(Thread& t) {

@@ -161,6 +161,9 @@ class RecordSession {
   /// Logs the records t's library added to its buffer since the last
   /// drain as one kSyscallBatch event; nothing if there are none.
   Status drain_fast_path(Thread& t);
+  /// Logs records `data` of t's buffer as kSyscallBatch events, with the
+  /// reads it can store by reference as syscall events between them.
+  Status log_syscall_batch(Thread& t, const std::string& data);
   /// Answers the library's control syscall (register a buffer, flush it)
   /// at its entry; returns false for any other syscall.
   Result<bool> on_fast_path_control(Thread& t);

@@ -40,13 +40,11 @@
 /* 64 KiB per thread: 1,000+ getppid records between two stops, and a read
  * of up to REPRO_FASTPATH_MAX_OUTPUT_BYTES. */
 #define REPRO_FASTPATH_BUFFER_BYTES 65536u
-/* Longer reads take the slow path (and its file-copy references). */
+/* Longer reads take the slow path. A read of 1 KiB or more from a regular
+ * file goes into the trace by reference to the file's copy in files/ on
+ * either path (tracer/file_read_references.h): the recorder takes such a
+ * record out of its batch when it drains the buffer. */
 #define REPRO_FASTPATH_MAX_OUTPUT_BYTES 16384u
-/* Reads asking for this many bytes or more take the slow path, where a
- * read from a regular file is stored by reference to the file's copy in
- * files/ (tracer/file_read_references.h), not byte by byte: the fast path
- * would put every byte in the trace. */
-#define REPRO_FASTPATH_SLOW_READ_BYTES 1024u
 
 /* At the start of each thread's buffer. */
 struct repro_fastpath_header {

@@ -34,6 +34,8 @@ Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data) {
     syscall.result = record.result;
     syscall.output_address = record.output_address;
     syscall.output.assign(data.data() + offset + sizeof record, record.output_bytes);
+    syscall.record_offset = offset;
+    syscall.record_bytes = record.record_bytes;
     offset += record.record_bytes;
   }
   return syscalls;
@@ -46,6 +48,7 @@ void to_syscall_event(const BatchedSyscall& syscall, uint32_t thread, format::Ev
   event->syscall_number = syscall.syscall_number;
   event->args = syscall.args;
   event->result = syscall.result;
+  event->syscall_flags = format::kSyscallFastPath;
   if (!syscall.output.empty()) {
     event->writes.push_back({syscall.output_address, syscall.output});
   }

@@ -4,6 +4,7 @@
 // without a stop. Used by replay, which answers them, and by dump.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +22,8 @@ struct BatchedSyscall {
   int64_t result = 0;
   uint64_t output_address = 0;  // where the kernel wrote `output`
   std::string output;           // the bytes it wrote (empty: none)
+  size_t record_offset = 0;     // where its record starts in the batch's data
+  size_t record_bytes = 0;      // and how long it is
 };
 
 /// Decodes a batch event's data. Returns the syscalls in the order they

@@ -118,6 +118,11 @@ enum SyscallFlag : uint32_t {
   /// trace stores the writes' addresses and lengths only; replay fills the
   /// bytes from the stream, so data passed through a pipe is stored once.
   kSyscallReadsPipe = 1u << 8,
+  /// The preloaded library made this syscall without a stop (a record of
+  /// its buffer, core/fastpath), like those of a kSyscallBatch event; the
+  /// recorder took it out of its batch to store its bytes by reference
+  /// (kSyscallReadsFileCopy). Replay answers it at the library's syscall.
+  kSyscallFastPath = 1u << 10,
 };
 
 /// Bit of the encoded syscall_flags varint that says `inputs` follow

@@ -10,6 +10,8 @@
 #     changed content (cat writes to stdout, a file here, which it would
 #     do with copy_file_range: the recorder answers that ENOSYS, so cat
 #     falls back to read and write and replay prints what it printed);
+#   - reads the preloaded library makes without a stop (dd's 4 KiB reads)
+#     are stored the same way: out of their batch, marked fast-path;
 #   - data tar writes into a pipe and md5sum reads is stored once at most:
 #     the reads the recorder matched with the writes store no bytes and
 #     replay fills them from the writes;
@@ -40,6 +42,24 @@ reads = [e for e in events if e["kind"] == "syscall" and e["syscall"] == "read"
 by_copy = [e for e in reads if "reads-file-copy" in e["flags"]]
 assert len(by_copy) >= 3 * 2000000 // 65536 and len(by_copy) == len(reads), (len(reads), len(by_copy))
 assert len({e["file_copy"]["content_id"] for e in by_copy}) == 1, "one copy for all"
+PY
+
+# dd reads it in 4 KiB reads, which the in-process fast path makes without
+# a stop: each comes out of its batch as a read stored by reference.
+record 120 trace4 rec4.out rec4.err sh -c 'dd if=data bs=4k 2>/dev/null | md5sum'
+[ "$status" -eq 0 ] || fail "record exited $status: $(tail -n 3 rec4.err)"
+[ "$(cat rec4.out)" = "$(head -n 1 rec.out)" ] || fail "dd | md5sum printed another digest: $(cat rec4.out)"
+expect_same_replay trace4 rec4.out rec4.err 0
+bounded 60 "$repro" dump --json trace4 >dump4.json 2>dump4.err || fail "dump failed: $(cat dump4.err)"
+python3 - <<'PY' || fail "dd's fast-path reads are not stored by reference"
+import json
+events = [json.loads(line) for line in open("dump4.json")][1:]
+fast = [e for e in events if e["kind"] == "syscall" and e["syscall"] == "read"
+        and "fast-path" in e["flags"]]
+by_copy = [e for e in fast if "reads-file-copy" in e["flags"] and e["result"] == 4096]
+assert len(by_copy) >= 2000000 // 4096, (len(fast), len(by_copy))
+offsets = sorted(e["file_copy"]["offset"] for e in by_copy)
+assert offsets == [4096 * i for i in range(len(offsets))], offsets[:5]
 PY
 
 # One recorded process pipes the file into another, in tar's 10 KiB
