@@ -154,12 +154,16 @@ Json event_json(uint64_t index, const format::Event& e) {
       }
       Json list = Json::array();
       for (const fastpath::BatchedSyscall& syscall : *syscalls) {
-        list.push_back({{"syscall", syscalls::syscall_name(syscall.syscall_number)},
-                        {"number", syscall.syscall_number},
-                        {"args", syscall.args},
-                        {"result", syscall.result},
-                        {"output_address", syscall.output_address},
-                        {"output_bytes", syscall.output.size()}});
+        Json entry = {{"syscall", syscalls::syscall_name(syscall.syscall_number)},
+                      {"number", syscall.syscall_number},
+                      {"args", syscall.args},
+                      {"result", syscall.result},
+                      {"output_address", syscall.output_address},
+                      {"output_bytes", syscall.output.size()}};
+        if (!syscall.input.empty()) {
+          entry["inputs"] = inputs_json({{syscall.input_arg, syscall.input}});
+        }
+        list.push_back(std::move(entry));
       }
       j["syscalls"] = std::move(list);
       break;

@@ -44,6 +44,8 @@
 /* struct stat on x86-64: 144 bytes, st_mode at offset 24. */
 #define FP_STAT_BYTES 144
 #define FP_STAT_MODE_OFFSET 24
+#define FP_STATX_BYTES 256
+#define FP_EFAULT 14
 
 extern int* __errno_location(void);
 /* libc's own read and pread64, for the reads the fast path leaves alone:
@@ -133,10 +135,12 @@ static struct repro_fastpath_header* buffer(void) {
   if (header != NULL) {
     return header;
   }
-  thread_buffer = DISABLED;
   if (!page_ready) {
+    /* Called from another library's constructor, before this one's made
+     * the page (libselinux's calls access): slow now, asked again later. */
     return NULL;
   }
+  thread_buffer = DISABLED;
   long address = traced_syscall(SYS_mmap, 0, REPRO_FASTPATH_BUFFER_BYTES,
                                 FP_PROT_READ | FP_PROT_WRITE, FP_MAP_PRIVATE | FP_MAP_ANONYMOUS,
                                 -1, 0);
@@ -169,12 +173,14 @@ static uint32_t round_up8(uint32_t n) { return (n + 7u) & ~7u; }
 /* Makes the syscall without a stop and logs it; the caller has checked
  * that it cannot block and that output_capacity is within
  * REPRO_FASTPATH_MAX_OUTPUT_BYTES. Returns the raw result (-errno). */
-static long logged_syscall(struct repro_fastpath_header* header, long number, long a1, long a2,
-                           long a3, long a4, long a5, long a6, uint64_t output_address,
-                           uint32_t output_capacity, enum output_kind kind) {
+static long logged_syscall_with_path(struct repro_fastpath_header* header, long number, long a1,
+                                     long a2, long a3, long a4, long a5, long a6,
+                                     uint64_t output_address, uint32_t output_capacity,
+                                     enum output_kind kind, int path_arg) {
   header->busy = 1;
   __asm__ volatile("" ::: "memory");
-  uint32_t needed = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_capacity);
+  uint32_t input_capacity = path_arg >= 0 ? REPRO_FASTPATH_MAX_INPUT_BYTES : 0;
+  uint32_t needed = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_capacity + input_capacity);
   if (header->end_offset + needed > header->capacity) {
     /* The recorder drains the buffer at this stop and sets end_offset
      * back to the start itself: a reset made here, after the call, would
@@ -188,9 +194,20 @@ static long logged_syscall(struct repro_fastpath_header* header, long number, lo
   } else if (kind == OUTPUT_WHOLE_ON_SUCCESS && result == 0) {
     output_bytes = output_capacity;
   }
+  /* The path, once the kernel has read it (EFAULT: it could not, and
+   * neither could this). One thread runs at a time: nobody changed it. */
+  const char* path = NULL;
+  uint32_t input_bytes = 0;
+  if (path_arg >= 0 && result != -FP_EFAULT) {
+    long args[6] = {a1, a2, a3, a4, a5, a6};
+    path = (const char*)args[path_arg];
+    while (input_bytes < REPRO_FASTPATH_MAX_INPUT_BYTES && path[input_bytes] != '\0') {
+      ++input_bytes;
+    }
+  }
   char* at = (char*)header + header->end_offset;
   struct repro_fastpath_record* record = (struct repro_fastpath_record*)at;
-  record->record_bytes = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_bytes);
+  record->record_bytes = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_bytes + input_bytes);
   record->syscall_number = (int32_t)number;
   record->args[0] = (uint64_t)a1;
   record->args[1] = (uint64_t)a2;
@@ -201,6 +218,8 @@ static long logged_syscall(struct repro_fastpath_header* header, long number, lo
   record->result = result;
   record->output_address = output_address;
   record->output_bytes = output_bytes;
+  record->input_bytes = (uint16_t)input_bytes;
+  record->input_arg = (uint8_t)(path != NULL ? path_arg : 0);
   record->reserved = 0;
   volatile char* out = at + REPRO_FASTPATH_RECORD_HEADER_BYTES;
   const char* in = (const char*)output_address;
@@ -208,7 +227,10 @@ static long logged_syscall(struct repro_fastpath_header* header, long number, lo
   for (; i < output_bytes; ++i) {
     out[i] = in[i];
   }
-  for (; i < round_up8(output_bytes); ++i) {
+  for (uint32_t j = 0; j < input_bytes; ++i, ++j) {
+    out[i] = path[j];
+  }
+  for (; i < round_up8(output_bytes + input_bytes); ++i) {
     out[i] = 0;
   }
   /* Published last: a stop before this line leaves the record unseen. */
@@ -217,6 +239,13 @@ static long logged_syscall(struct repro_fastpath_header* header, long number, lo
   __asm__ volatile("" ::: "memory");
   header->busy = 0;
   return result;
+}
+
+static long logged_syscall(struct repro_fastpath_header* header, long number, long a1, long a2,
+                           long a3, long a4, long a5, long a6, uint64_t output_address,
+                           uint32_t output_capacity, enum output_kind kind) {
+  return logged_syscall_with_path(header, number, a1, a2, a3, a4, a5, a6, output_address,
+                                  output_capacity, kind, -1);
 }
 
 /* The thread's buffer, unless a record is being written into it (this is
@@ -333,11 +362,27 @@ EXPORT long lseek(int fd, long offset, int whence) {
 }
 EXPORT long lseek64(int fd, long offset, int whence) { return lseek(fd, offset, whence); }
 
-/* A syscall given a path takes the slow path: the recorder keeps the path
- * in the trace (its inputs), which dump, report --effects and the export
- * show; the buffer holds only what the kernel wrote. */
+/* Syscalls given a path that never block (the stat family, access): their
+ * record carries the path too, which the trace keeps as the syscall's
+ * input (dump, report --effects and the export show it), as on the slow
+ * path. Only the output on success is logged. */
+static long path_syscall(long number, long a1, long a2, long a3, long a4, long a5, int path_arg,
+                         uint64_t output_address, uint32_t output_bytes) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL) {
+    return traced_syscall(number, a1, a2, a3, a4, a5, 0);
+  }
+  return logged_syscall_with_path(header, number, a1, a2, a3, a4, a5, 0, output_address,
+                                  output_bytes,
+                                  output_bytes != 0 ? OUTPUT_WHOLE_ON_SUCCESS : OUTPUT_NONE,
+                                  path_arg);
+}
+
 EXPORT int access(const char* path, int mode) {
-  return (int)libc_result(traced_syscall(SYS_access, (long)path, mode, 0, 0, 0, 0));
+  if (path == NULL) {
+    return (int)libc_result(traced_syscall(SYS_access, (long)path, mode, 0, 0, 0, 0));
+  }
+  return (int)libc_result(path_syscall(SYS_access, (long)path, mode, 0, 0, 0, 0, 0, 0));
 }
 
 EXPORT int fstat(int fd, void* st) {
@@ -347,12 +392,12 @@ EXPORT int fstat(int fd, void* st) {
 EXPORT int fstat64(int fd, void* st) { return fstat(fd, st); }
 
 EXPORT int fstatat(int dirfd, const char* path, void* st, int flags) {
-  if (path == NULL || path[0] != '\0') {  /* a path: slow, see access() */
+  if (path == NULL) {
     return (int)libc_result(traced_syscall(SYS_newfstatat, dirfd, (long)path, (long)st, flags,
                                            0, 0));
   }
-  return (int)libc_result(plain_syscall(SYS_newfstatat, dirfd, (long)path, (long)st, flags,
-                                        (uint64_t)st, FP_STAT_BYTES));
+  return (int)libc_result(path_syscall(SYS_newfstatat, dirfd, (long)path, (long)st, flags, 0, 1,
+                                       (uint64_t)st, FP_STAT_BYTES));
 }
 EXPORT int fstatat64(int dirfd, const char* path, void* st, int flags) {
   return fstatat(dirfd, path, st, flags);
@@ -363,6 +408,15 @@ EXPORT int lstat(const char* path, void* st) {
   return fstatat(FP_AT_FDCWD, path, st, FP_AT_SYMLINK_NOFOLLOW);
 }
 EXPORT int lstat64(const char* path, void* st) { return lstat(path, st); }
+
+EXPORT int statx(int dirfd, const char* path, int flags, unsigned int mask, void* stx) {
+  if (path == NULL) {
+    return (int)libc_result(
+        traced_syscall(SYS_statx, dirfd, (long)path, flags, mask, (long)stx, 0));
+  }
+  return (int)libc_result(path_syscall(SYS_statx, dirfd, (long)path, flags, mask, (long)stx, 1,
+                                       (uint64_t)stx, FP_STATX_BYTES));
+}
 
 #define FP_PR_SET_SECCOMP 22
 

@@ -62,8 +62,10 @@ struct repro_fastpath_header {
 };
 
 /* One logged syscall; `output_bytes` bytes follow it (what the kernel wrote
- * at `output_address`), padded so the next record starts 8-aligned:
- * `record_bytes` covers the padding. */
+ * at `output_address`), then `input_bytes` bytes (the path argument
+ * `input_arg` named, without its NUL, for the trace's syscall inputs),
+ * padded so the next record starts 8-aligned: `record_bytes` covers the
+ * padding. */
 struct repro_fastpath_record {
   uint32_t record_bytes;
   int32_t syscall_number;
@@ -71,8 +73,14 @@ struct repro_fastpath_record {
   int64_t result;
   uint64_t output_address;
   uint32_t output_bytes;
-  uint32_t reserved;     /* 0 */
+  uint16_t input_bytes;  /* at most REPRO_FASTPATH_MAX_INPUT_BYTES */
+  uint8_t input_arg;     /* the argument index of the input (0 without one) */
+  uint8_t reserved;      /* 0 */
 };
+
+/* A path longer than this is cut there, as on the slow path
+ * (kMaxPathInputBytes, tracer/syscall_inputs.h). */
+#define REPRO_FASTPATH_MAX_INPUT_BYTES 4096u
 
 #define REPRO_FASTPATH_RECORD_HEADER_BYTES 80u
 

@@ -22,7 +22,8 @@ Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data) {
                                        syscalls.size(), offset));
     }
     std::memcpy(&record, data.data() + offset, sizeof record);
-    if (record.record_bytes < sizeof record + record.output_bytes || record.record_bytes % 8 != 0 ||
+    if (record.record_bytes < sizeof record + record.output_bytes + record.input_bytes ||
+        record.input_arg >= 6 || record.record_bytes % 8 != 0 ||
         record.record_bytes > data.size() - offset) {
       return Status::error(StatusCode::kCorruption,
                            fmt::format("syscall batch: record {} at byte {} has a bad length {}",
@@ -34,6 +35,9 @@ Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data) {
     syscall.result = record.result;
     syscall.output_address = record.output_address;
     syscall.output.assign(data.data() + offset + sizeof record, record.output_bytes);
+    syscall.input_arg = record.input_arg;
+    syscall.input.assign(data.data() + offset + sizeof record + record.output_bytes,
+                         record.input_bytes);
     syscall.record_offset = offset;
     syscall.record_bytes = record.record_bytes;
     offset += record.record_bytes;
@@ -51,6 +55,9 @@ void to_syscall_event(const BatchedSyscall& syscall, uint32_t thread, format::Ev
   event->syscall_flags = format::kSyscallFastPath;
   if (!syscall.output.empty()) {
     event->writes.push_back({syscall.output_address, syscall.output});
+  }
+  if (!syscall.input.empty()) {
+    event->inputs.push_back({syscall.input_arg, syscall.input});
   }
 }
 

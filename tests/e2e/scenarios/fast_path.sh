@@ -9,6 +9,8 @@
 #     per line flagged "[fast path]" (and in --json);
 #   - recorded with --no-fast-path the same program has no batch at all,
 #     every syscall a stop of its own, and replays the same too;
+#   - find -size and ls -l over a small tree stat each file on the fast path
+#     (newfstatat, statx), and the trace keeps each path, as a stop would;
 #   - a statically linked program (no dynamic loader, so no preload)
 #     records on the slow path and replays.
 # Usage: fast_path.sh REPRO BUILD_DIR
@@ -43,6 +45,21 @@ syscalls = [s for b in batches for s in b["syscalls"]]
 assert sum(s["syscall"] == "getppid" for s in syscalls) >= 600000, len(syscalls)
 assert any(s["syscall"] == "read" and s["output_bytes"] == 100 for s in syscalls)
 PY
+
+# Stats of a path: find -size (fstatat) and ls -l (statx) over a tree.
+mkdir -p tree/sub
+for i in 1 2 3 4 5 6 7 8 9 10; do echo "$i" >"tree/sub/file-$i"; done
+record 120 stats stats.out stats.err sh -c 'find tree -type f -size -2k | sort; ls -l tree/sub | wc -l'
+[ "$status" -eq 0 ] || fail "record of find and ls exited $status: $(tail -n 3 stats.err)"
+[ "$(grep -c '^tree/sub/file-' stats.out)" -eq 10 ] || fail "find listed other files: $(cat stats.out)"
+expect_same_replay stats stats.out stats.err 0
+bounded 60 "$repro" dump stats >stats.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  grep -q "syscall newfstatat([0-9]*, \"file-$i\", {st_mode=S_IFREG|.*\[fast path\]$" stats.dump ||
+    fail "find's stat of file-$i is not on the fast path with its path: $(grep "file-$i" stats.dump | head -n 3)"
+  grep -q "syscall statx(AT_FDCWD, \"tree/sub/file-$i\", .*\[fast path\]$" stats.dump ||
+    fail "ls's statx of file-$i is not on the fast path with its path: $(grep "file-$i" stats.dump | head -n 3)"
+done
 
 # The same without the fast path (fewer calls: each one is a stop).
 bounded 120 "$repro" record --no-fast-path -o slow -- "$program" 2000 data >slow.out 2>slow.err
