@@ -12,10 +12,13 @@ namespace {
 
 // One record as the preloaded library lays it out.
 std::string record(int32_t number, int64_t result, uint64_t output_address,
-                   const std::string& output) {
+                   const std::string& output, const std::string& input = "",
+                   uint8_t input_arg = 0) {
   repro_fastpath_record header{};
-  header.record_bytes =
-      static_cast<uint32_t>(sizeof header + ((output.size() + 7) & ~size_t{7}));
+  header.record_bytes = static_cast<uint32_t>(
+      sizeof header + ((output.size() + input.size() + 7) & ~size_t{7}));
+  header.input_bytes = static_cast<uint16_t>(input.size());
+  header.input_arg = input_arg;
   header.syscall_number = number;
   header.args[0] = 3;
   header.args[2] = output.size();
@@ -24,6 +27,7 @@ std::string record(int32_t number, int64_t result, uint64_t output_address,
   header.output_bytes = static_cast<uint32_t>(output.size());
   std::string bytes(reinterpret_cast<const char*>(&header), sizeof header);
   bytes += output;
+  bytes += input;
   bytes.resize(header.record_bytes, '\0');
   return bytes;
 }
@@ -42,6 +46,39 @@ TEST_CASE("a batch decodes to its syscalls in order, with their output") {
   CHECK((*syscalls)[1].output_address == 0x7000);
   CHECK((*syscalls)[1].output == "hello");
   CHECK(data.size() == 80 + 88);
+}
+
+TEST_CASE("a record's path follows its output and becomes the syscall event's input") {
+  std::string stat(144, '\x7f');
+  std::string data = record(262, 0, 0x7100, stat, "/etc/hosts", 1) + record(110, 7, 0, "");
+  auto syscalls = parse_syscall_batch(data);
+  REQUIRE(syscalls.is_ok());
+  REQUIRE(syscalls->size() == 2);
+  const BatchedSyscall& newfstatat = (*syscalls)[0];
+  CHECK(newfstatat.output == stat);
+  CHECK(newfstatat.input == "/etc/hosts");
+  CHECK(newfstatat.input_arg == 1);
+  CHECK(newfstatat.record_bytes == 80 + 160);
+  CHECK((*syscalls)[1].record_offset == 240);
+  CHECK((*syscalls)[1].input.empty());
+  format::Event event;
+  to_syscall_event(newfstatat, 4, &event);
+  CHECK(event.thread == 4);
+  CHECK(event.syscall_flags == format::kSyscallFastPath);
+  REQUIRE(event.inputs.size() == 1);
+  CHECK(event.inputs[0].arg_index == 1);
+  CHECK(event.inputs[0].bytes == "/etc/hosts");
+  REQUIRE(event.writes.size() == 1);
+  CHECK(event.writes[0].address == 0x7100);
+}
+
+TEST_CASE("a record whose path runs past its length is corruption") {
+  std::string data = record(262, 0, 0x7100, "", "/etc/hosts", 1);
+  uint32_t too_short = 88;  // the header and 8 of the path's 10 bytes
+  std::memcpy(data.data(), &too_short, sizeof too_short);
+  CHECK_FALSE(parse_syscall_batch(data.substr(0, 88)).is_ok());
+  std::string bad_arg = record(262, 0, 0x7100, "", "/etc/hosts", 6);
+  CHECK_FALSE(parse_syscall_batch(bad_arg).is_ok());
 }
 
 TEST_CASE("an empty batch has no syscalls") {
