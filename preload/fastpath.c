@@ -123,6 +123,13 @@ __attribute__((constructor)) static void map_syscall_page(void) {
                      0) == 0) {
     page_ready = 1;
   }
+  /* For replay (fastpath_abi.h); without it replay answers at stops. */
+  long queue = traced_syscall(SYS_mmap, (long)REPRO_FASTPATH_REPLAY_QUEUE_ADDRESS,
+                              REPRO_FASTPATH_REPLAY_QUEUE_BYTES, FP_PROT_READ | FP_PROT_WRITE,
+                              FP_MAP_PRIVATE | FP_MAP_ANONYMOUS | FP_MAP_FIXED_NOREPLACE, -1, 0);
+  if (!is_error(queue) && queue != (long)REPRO_FASTPATH_REPLAY_QUEUE_ADDRESS) {
+    traced_syscall(SYS_munmap, queue, REPRO_FASTPATH_REPLAY_QUEUE_BYTES, 0, 0, 0, 0);
+  }
 }
 
 /* The calling thread's buffer, mapped and registered with the recorder on

@@ -60,7 +60,10 @@ bool same_cpu(const format::CpuIdentity& a, const format::CpuIdentity& b) { retu
 
 ReplaySession::ReplaySession(const ReplayOptions& options,
                              std::unique_ptr<format::TraceReader> reader, ExecPaths paths)
-    : options_(options), reader_(std::move(reader)), exec_paths_(std::move(paths)) {}
+    : options_(options), reader_(std::move(reader)), exec_paths_(std::move(paths)) {
+  const char* fast_path = getenv("REPRO_REPLAY_FAST_PATH");
+  answer_fast_path_in_process_ = !(fast_path != nullptr && std::string_view(fast_path) == "stop");
+}
 
 ReplaySession::~ReplaySession() { kill_all(); }
 
@@ -479,6 +482,7 @@ Status ReplaySession::note_syscall_entry(ReplayThread& t) {
 }
 
 Status ReplaySession::check_syscall(ReplayThread& t, const format::Event& event) {
+  REPRO_RETURN_IF_ERROR(check_fast_path_fallback(t));
   const syscalls::SyscallInfo* info = syscalls::find_x86_64(event.syscall_number);
   int count = info ? info->arg_count : 6;
   bool same = t.syscall_number == event.syscall_number;
@@ -748,6 +752,13 @@ Result<bool> ReplaySession::replay_next() {
     options_.on_event(event_index_, event);
   }
   REPRO_RETURN_IF_ERROR(replay_event(event));
+  if (event.kind != format::EventKind::kSyscallBatch && event.kind != format::EventKind::kMappedFile &&
+      event.kind != format::EventKind::kThreadExit) {
+    auto t = threads_.find(event.thread);
+    if (t != threads_.end()) {
+      REPRO_RETURN_IF_ERROR(check_fast_path_queue_used(t->second));
+    }
+  }
   last_event_thread_ = event.thread;
   ++event_index_;
   return true;

@@ -151,6 +151,15 @@ class ReplaySession {
   /// Answers one syscall the preloaded library made without a stop, at
   /// the library's syscall instruction.
   Status answer_fast_path_syscall(ReplayThread& t, const format::Event& answer);
+  /// Puts the batch `data` into the replay queue of t's process, the
+  /// answering code in its page first if it is not there yet; false where
+  /// the process has no queue (then each call is answered at a stop).
+  Result<bool> queue_fast_path_batch(ReplayThread& t, const std::string& data);
+  /// After an event of t: the queued batch must have been used up.
+  Status check_fast_path_queue_used(ReplayThread& t);
+  /// At a syscall stop: a call the answering code passed on to a real
+  /// syscall while records were queued is a divergence from the first.
+  Status check_fast_path_fallback(ReplayThread& t);
   Status on_signal(const format::Event& event);
   Status on_preempt(const format::Event& event);
   Status on_rdtsc(const format::Event& event);
@@ -303,6 +312,10 @@ class ReplaySession {
   std::unique_ptr<format::TraceReader> reader_;
   ExecPaths exec_paths_;
   std::map<uint32_t, ReplayThread> threads_;
+  // Fast-path calls answered in the program from the replay queue
+  // (fast_path_answers.h); REPRO_REPLAY_FAST_PATH=stop answers each at a
+  // stop, the way replay takes where the queue is missing.
+  bool answer_fast_path_in_process_ = true;
   std::map<pid_t, std::deque<int>> stashed_stops_;  // stops seen while waiting for another thread
   std::deque<format::Event> lookahead_;             // events read ahead of replay
   // Files mapped MAP_SHARED: recorded path -> (scratch copy, its content id).

@@ -32,6 +32,10 @@ struct ReplayThread {
   };
   Where where = Where::kStarting;
 
+  // The replay queue of its process holds a batch of its fast-path calls
+  // (fast_path_answers.h), to be used up before its next event is done.
+  bool fast_path_queued = false;
+
   // Valid while kAtEntry / kInSyscall: the syscall and its entry registers.
   int syscall_number = -1;
   std::array<uint64_t, 6> args{};

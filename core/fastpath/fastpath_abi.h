@@ -24,6 +24,24 @@
 /* `syscall` is 2 bytes long; seccomp reports the address after it. */
 #define REPRO_FASTPATH_UNTRACED_IP (REPRO_FASTPATH_PAGE_ADDRESS + 2)
 
+/* Replay only: a queue the replayer fills with the records of a batch, and
+ * from which the code it writes into the page in place of `syscall; ret`
+ * answers the library's calls in the program itself, with no stop
+ * (replayer/fast_path_answers.h). The library maps it next to the page,
+ * while recording too, where it stays untouched: zeros, which the memory
+ * a preemption point is named by leaves out. The answering code zeroes
+ * what it used, so it is zeros again once the batch has been made.
+ * Layout: u32 offset of the next record (from the queue's start), u32
+ * offset of the end of the records, two u64 slots the code saves rsi and
+ * rdi in, then the records, as in a batch. */
+#define REPRO_FASTPATH_REPLAY_QUEUE_ADDRESS 0x70001000ull
+#define REPRO_FASTPATH_REPLAY_QUEUE_BYTES (68u * 1024u)
+#define REPRO_FASTPATH_REPLAY_QUEUE_RECORDS 24u
+/* Where the answering code makes a real syscall when the queue holds no
+ * record for the call (the replayer answers it at a stop, as before);
+ * seccomp reports the address after that `syscall`. */
+#define REPRO_FASTPATH_REPLAY_FALLBACK_IP (REPRO_FASTPATH_PAGE_ADDRESS + 0x12)
+
 /* The traced call through which the library talks to the recorder: an
  * unused syscall number the kernel answers with ENOSYS when no recorder
  * is there. args[0] is the operation, args[1] its argument. */

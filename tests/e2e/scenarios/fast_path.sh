@@ -5,7 +5,9 @@
 #     some reads of a file in the parent and the child,
 #     record with syscall-batch events holding them, and far fewer
 #     ptrace stops than syscalls;
-#   - its replay prints the same, and dump lists the batches' syscalls one
+#   - its replay prints the same, both ways replay answers those calls:
+#     in the program, from the replay queue (the default), and each at a
+#     stop (REPRO_REPLAY_FAST_PATH=stop); and dump lists the batches' syscalls one
 #     per line flagged "[fast path]" (and in --json);
 #   - recorded with --no-fast-path the same program has no batch at all,
 #     every syscall a stop of its own, and replays the same too;
@@ -26,6 +28,7 @@ record 120 trace rec.out rec.err "$program" 100000 data
 grep -q 'ids consistent: 1 1, child: 0' rec.out || fail "the program saw wrong ids: $(cat rec.out)"
 expect_check_complete trace
 expect_same_replay trace rec.out rec.err 0
+REPRO_REPLAY_FAST_PATH=stop expect_same_replay trace rec.out rec.err 0
 bounded 120 "$repro" dump trace >dump.out 2>dump.err || fail "dump failed: $(cat dump.err)"
 batches=$(grep -c '^#[0-9]* t[0-9]* syscall-batch ' dump.out)
 fast=$(grep -c ' \[fast path\]$' dump.out)
