@@ -21,7 +21,6 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <tuple>
 
@@ -35,6 +34,7 @@
 #include "core/os/memory_hash.h"
 #include "core/os/signal_frame.h"
 #include "core/os/spawn.h"
+#include "core/os/elf_needed.h"
 #include "core/os/tracee.h"
 #include "core/syscalls/syscall_table.h"
 #include "core/seccomp/seccomp_filter.h"
@@ -128,17 +128,18 @@ std::string find_fast_path_library(const std::string& configured) {
 
 // Whether the program links a sanitizer runtime that insists on coming
 // first in the initial library list (AddressSanitizer and its kin refuse
-// to start after a preloaded library). Its dynamic string table names the
-// runtime; the first 64 MiB of the file hold that table in practice.
+// to start after a preloaded library): its DT_NEEDED entries say.
 bool links_sanitizer_runtime(const std::string& exe_path) {
-  std::ifstream file(exe_path, std::ios::binary);
-  std::string bytes(64u << 20, '\0');
-  file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<size_t>(file.gcount()));
-  for (const char* runtime : {"libasan.so", "libtsan.so", "libhwasan.so", "liblsan.so",
-                              "libclang_rt.asan", "libclang_rt.tsan"}) {
-    if (bytes.find(runtime) != std::string::npos) {
-      return true;
+  Result<std::vector<std::string>> needed = os::needed_libraries(exe_path);
+  if (!needed.is_ok()) {
+    return false;  // a script, or no ELF we can read: the loader decides
+  }
+  for (const std::string& library : *needed) {
+    for (const char* runtime : {"libasan.so", "libtsan.so", "libhwasan.so", "liblsan.so",
+                                "libclang_rt.asan", "libclang_rt.tsan"}) {
+      if (library.starts_with(runtime)) {
+        return true;
+      }
     }
   }
   return false;
