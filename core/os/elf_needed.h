@@ -1,7 +1,7 @@
 #pragma once
 // The shared libraries an x86-64 ELF file asks for (its DT_NEEDED entries),
-// read through its program headers: a few small reads, whatever the
-// file's size.
+// read with libelf through its program headers from the mapped file: a
+// few pages touched, whatever the file's size.
 
 #include <string>
 #include <vector>
@@ -12,8 +12,7 @@ namespace repro::os {
 
 /// The DT_NEEDED names of the ELF file at `path`, in order; empty for a
 /// static executable. Errors: io_error (unreadable), invalid_argument (not
-/// a 64-bit little-endian ELF file, or a dynamic section that does not fit
-/// in it).
+/// a 64-bit ELF file, or a dynamic section that does not fit in it).
 Result<std::vector<std::string>> needed_libraries(const std::string& path);
 
 }  // namespace repro::os
