@@ -15,6 +15,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/fastpath/fastpath_abi.h"
@@ -73,11 +74,16 @@ Result<bool> ReplaySession::queue_fast_path_batch(ReplayThread& t, const std::st
   if (data.size() > REPRO_FASTPATH_REPLAY_QUEUE_BYTES - REPRO_FASTPATH_REPLAY_QUEUE_RECORDS) {
     return false;
   }
-  uint8_t first = 0;
+  uint8_t code[3] = {};
   uint64_t header = 0;
-  if (!os::read_memory(t.tid, kPage, &first, 1).is_ok() ||
+  if (!os::read_memory(t.tid, kPage, code, sizeof code).is_ok() ||
       !os::read_memory(t.tid, kQueue, &header, sizeof header).is_ok()) {
     return false;  // no page or no queue (the library could not map them)
+  }
+  bool patched = code[0] == fast_path_page_jump()[0] && code[1] == fast_path_page_jump()[1];
+  bool as_made = std::equal(code, code + sizeof code, fast_path_page_fallback().begin());
+  if (!patched && !as_made) {
+    return false;  // not the library's page: someone else's memory is there
   }
   if (header != 0) {
     if (!t.fast_path_queued) {
@@ -96,7 +102,7 @@ Result<bool> ReplaySession::queue_fast_path_batch(ReplayThread& t, const std::st
     REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, kQueue + sizeof(uint32_t), &end, sizeof end));
     return true;
   }
-  if (first != fast_path_page_jump()[0]) {
+  if (as_made) {
     // The page as the library made it (in this process image): code first.
     REPRO_RETURN_IF_ERROR(os::write_memory_forced(t.pid, kPage + kCodeOffset, fast_path_answer_code().data(),
                                                   fast_path_answer_code().size()));

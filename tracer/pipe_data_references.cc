@@ -1,5 +1,7 @@
 #include "tracer/pipe_data_references.h"
 
+#include <string_view>
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -9,6 +11,14 @@
 #include "core/os/tracee.h"
 
 namespace repro::tracer {
+
+namespace {
+
+// How far into the queue a read may start (see match_read): one blocked
+// write's worth at most, a pipe's default capacity and more.
+constexpr size_t kMaxSkippedPipeBytes = 1 << 20;
+
+}  // namespace
 namespace {
 
 // The pipe (or FIFO) descriptor `fd` of process `pid` refers to, by inode
@@ -79,25 +89,31 @@ void PipeDataReferences::match_read(uint64_t id, format::Event* event) {
   }
   Queue& queue = found->second;
   uint64_t length = static_cast<uint64_t>(event->result);
-  bool matches = queue.bytes.size() - queue.start >= length;
-  size_t at = queue.start;
+  std::string read;
   for (const format::MemoryWrite& write : event->writes) {
-    if (!matches) {
-      break;
-    }
-    matches = queue.bytes.compare(at, write.bytes.size(), write.bytes) == 0;
-    at += write.bytes.size();
+    read += write.bytes;
   }
-  if (!matches || at - queue.start != length) {
+  // Usually the read starts at the queue's front. It may start further on,
+  // inside the oldest queued write: that write blocked on a full pipe after
+  // its first bytes went in, a read took those before the write was logged
+  // (and kept them, matching nothing), and the write was queued whole when
+  // it finished. Those first bytes are skipped, never referenced.
+  std::string_view queued(queue.bytes);
+  queued.remove_prefix(queue.start);
+  size_t skip = read.size() == length && length > 0
+                    ? queued.substr(0, kMaxSkippedPipeBytes + length).find(read)
+                    : std::string_view::npos;
+  if (skip == std::string_view::npos) {
     queue.bytes.clear();  // out of step with the pipe: start afresh
     queue.start = 0;
     queue.front = queue.end;
     return;
   }
+  queue.front += skip;
   event->syscall_flags |= format::kSyscallReadsPipe;
   event->pipe_id = id;
   event->file_offset = queue.front;
-  queue.start = at;
+  queue.start += skip + length;
   queue.front += length;
   referenced_bytes_ += length;
 }
