@@ -12,7 +12,9 @@
 //
 // Correct whatever happens to the pipe: the recorder keeps the bytes each
 // flagged write fed (the last kMaxQueuedPipeBytes of each pipe) and only a
-// read whose bytes match the front of that queue becomes a reference. A read
+// read whose bytes match the queue becomes a reference: at its front, or
+// further in when a write that blocked on a full pipe had its first bytes
+// taken by an earlier read before it was logged (those are skipped). A read
 // of bytes from elsewhere (a writer outside the recording, a splice, a
 // write that blocked and finished after its first bytes were read) keeps
 // its bytes and empties the queue, so the next write starts afresh.
