@@ -7,13 +7,13 @@
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
  * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
- * only from regular files (an fstat, logged too, tells); lseek and fstat
- * never wait for another process (access and stat, which take a path,
- * stay on the slow path so the trace keeps the path). A stat of a file
+ * only from regular files (an fstat, logged too, tells); lseek, access
+ * and the stat family never wait for another process (a record of a call
+ * given a path carries the path, so the trace keeps it). A stat of a file
  * on a FUSE file system served by a recorded process would hold the CPU
- * until it returns: the one way these can wait. During replay the
- * same code runs, and each of those syscalls stops at the replayer, which
- * answers it from the trace.
+ * until it returns: the one way these can wait. During replay the same
+ * code runs, and the replayer answers each of those syscalls from the
+ * trace: inside the program, from its replay queue, or at a stop.
  *
  * Freestanding: no libc call that could make a syscall or take a lock
  * (only __errno_location, to report failures as libc would), its own

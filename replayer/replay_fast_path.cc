@@ -68,6 +68,13 @@ namespace {
 constexpr uint64_t kPage = REPRO_FASTPATH_PAGE_ADDRESS;
 constexpr uint64_t kQueue = REPRO_FASTPATH_REPLAY_QUEUE_ADDRESS;
 
+// The replay queue's first 8 bytes (fastpath_abi.h): both 0 once used up.
+struct QueueHeader {
+  uint32_t next = 0;  // offset of the next record to answer
+  uint32_t end = 0;   // offset past the last record
+  bool used_up() const { return next == 0 && end == 0; }
+};
+
 }  // namespace
 
 Result<bool> ReplaySession::queue_fast_path_batch(ReplayThread& t, const std::string& data) {
@@ -75,7 +82,7 @@ Result<bool> ReplaySession::queue_fast_path_batch(ReplayThread& t, const std::st
     return false;
   }
   uint8_t code[3] = {};
-  uint64_t header = 0;
+  QueueHeader header;
   if (!os::read_memory(t.tid, kPage, code, sizeof code).is_ok() ||
       !os::read_memory(t.tid, kQueue, &header, sizeof header).is_ok()) {
     return false;  // no page or no queue (the library could not map them)
@@ -85,15 +92,15 @@ Result<bool> ReplaySession::queue_fast_path_batch(ReplayThread& t, const std::st
   if (!patched && !as_made) {
     return false;  // not the library's page: someone else's memory is there
   }
-  if (header != 0) {
+  if (!header.used_up()) {
     if (!t.fast_path_queued) {
       return diverged(t, "the previous batch of fast-path syscalls used up",
-                      fmt::format("its syscalls from queue offset {} on not made", header & 0xffffffff));
+                      fmt::format("its syscalls from queue offset {} on not made", header.next));
     }
     // A second batch before the thread ran (the recorder drained its
     // buffer at a stop that left no event): after the first, if it fits;
     // else answered at stops, once the thread has used up the queue.
-    uint32_t end = static_cast<uint32_t>(header >> 32);
+    uint32_t end = header.end;
     if (data.size() > REPRO_FASTPATH_REPLAY_QUEUE_BYTES - end) {
       return false;
     }
@@ -113,9 +120,9 @@ Result<bool> ReplaySession::queue_fast_path_batch(ReplayThread& t, const std::st
                                                   fast_path_page_jump().size()));
   }
   std::string queue(REPRO_FASTPATH_REPLAY_QUEUE_RECORDS, '\0');
-  uint32_t offsets[2] = {REPRO_FASTPATH_REPLAY_QUEUE_RECORDS,
-                         static_cast<uint32_t>(REPRO_FASTPATH_REPLAY_QUEUE_RECORDS + data.size())};
-  std::memcpy(queue.data(), offsets, sizeof offsets);
+  QueueHeader filled{REPRO_FASTPATH_REPLAY_QUEUE_RECORDS,
+                     static_cast<uint32_t>(REPRO_FASTPATH_REPLAY_QUEUE_RECORDS + data.size())};
+  std::memcpy(queue.data(), &filled, sizeof filled);
   queue += data;
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, kQueue, queue.data(), queue.size()));
   t.fast_path_queued = true;
@@ -126,33 +133,29 @@ Status ReplaySession::check_fast_path_queue_used(ReplayThread& t) {
   if (!t.fast_path_queued || t.where == ReplayThread::Where::kGone) {
     return Status::ok();
   }
-  uint64_t header = 0;
+  QueueHeader header;
   if (!os::read_memory(t.tid, kQueue, &header, sizeof header).is_ok()) {
     return Status::ok();  // its process is gone (or exec'd): nothing left to use
   }
-  if (header != 0) {
+  if (!header.used_up()) {
     return diverged(t, "the recorded fast-path syscalls made before this event",
-                    fmt::format("those from queue offset {} on not made", header & 0xffffffff));
+                    fmt::format("those from queue offset {} on not made", header.next));
   }
   t.fast_path_queued = false;
   return Status::ok();
 }
 
-}  // namespace repro::replayer
-
-namespace repro::replayer {
-
 Status ReplaySession::check_fast_path_fallback(ReplayThread& t) {
   if (!t.fast_path_queued || t.entry_regs.rip != REPRO_FASTPATH_REPLAY_FALLBACK_IP) {
     return Status::ok();
   }
-  uint32_t offsets[2] = {};
-  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, kQueue, offsets, sizeof offsets));
-  if (offsets[0] == 0 || offsets[0] >= offsets[1]) {
+  QueueHeader header;
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, kQueue, &header, sizeof header));
+  if (header.next == 0 || header.next >= header.end) {
     return Status::ok();  // used up: this call is the next event's
   }
   repro_fastpath_record record;
-  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, kQueue + offsets[0], &record, sizeof record));
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, kQueue + header.next, &record, sizeof record));
   std::array<uint64_t, 6> args;
   std::memcpy(args.data(), record.args, sizeof record.args);
   return diverged(t, describe_syscall(record.syscall_number, args) + " (fast path)",

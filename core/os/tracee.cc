@@ -340,11 +340,6 @@ Result<uint64_t> pending_signals(pid_t tid) {
   return mask["SigPnd:\t"] | mask["ShdPnd:\t"];
 }
 
-Result<bool> has_deliverable_signal(pid_t tid) {
-  REPRO_ASSIGN_OR_RETURN(SignalMasks mask, SignalMasks::read(tid));
-  return ((mask["SigPnd:\t"] | mask["ShdPnd:\t"]) & ~mask["SigBlk:\t"]) != 0;
-}
-
 namespace {
 
 constexpr uint64_t kIgnoredFlags = 0x100 | 0x10000;  // TF, RF

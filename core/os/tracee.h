@@ -83,8 +83,6 @@ Result<uint64_t> signal_mask(pid_t tid);
 Status set_signal_mask(pid_t tid, uint64_t mask);
 /// The signals pending for `tid` or its process, blocked or not.
 Result<uint64_t> pending_signals(pid_t tid);
-/// True if a signal is pending for `tid` (or its process) and not blocked.
-Result<bool> has_deliverable_signal(pid_t tid);
 
 /// The scheduler state of a thread (/proc/TID/stat, field 3): 'R', 'S',
 /// 'D', 't', ...; 0 if it cannot be read (the thread is gone).
