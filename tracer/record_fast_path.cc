@@ -196,6 +196,7 @@ Result<RecordSession::StepOutcome> RecordSession::step_out_of_fast_path_syscall(
     bool step_trap = step.trapped;
     if (!step_trap) {
       (void)os::set_signal_mask(t.tid, program_mask);
+      t.step_trap_may_be_queued = true;
       deferred_stops_.emplace_back(t.tid, status);
       return StepOutcome::kStoppedOtherwise;
     }

@@ -120,6 +120,51 @@ Status RecordSession::on_interrupted(Thread& t) {
   return start_spin_probe(t);
 }
 
+// Our PTRACE_INTERRUPT can reach a thread in the instant one of our traps
+// fires (the step of a spin probe or of step_to_relocatable, the probe's
+// int3): the kernel reports the interrupt's stop first, and the trap's
+// SIGTRAP stays queued. Resumed as if nothing were pending, the thread
+// would get that SIGTRAP as a signal of its own and die of it, and an int3
+// left rip inside the probed instruction. So the trap is taken here: the
+// thread, resumed, stops at once for it, before running any instruction.
+Result<bool> RecordSession::take_trap_behind_interrupt(Thread& t) {
+  if (!t.probing && !std::exchange(t.step_trap_may_be_queued, false)) {
+    return false;
+  }
+  REPRO_ASSIGN_OR_RETURN(uint64_t pending, os::pending_signals(t.tid));
+  REPRO_ASSIGN_OR_RETURN(uint64_t blocked, os::signal_mask(t.tid));
+  if ((pending & ~blocked & (uint64_t{1} << (SIGTRAP - 1))) == 0) {
+    return false;  // our traps are never blocked: forcing one unblocks it
+  }
+  if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
+    return os::ptrace_error(errno, "resuming a thread to take its trap", t.tid);
+  }
+  int status = 0;
+  pid_t got = 0;
+  do {
+    got = waitpid(t.tid, &status, __WALL);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    return Status::from_errno(errno, "waitpid");
+  }
+  bool our_trap = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
+                  WSTOPSIG(status) == SIGTRAP;
+  if (our_trap) {
+    REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
+    our_trap = info.si_code == TRAP_TRACE || info.si_code == SI_KERNEL;
+  }
+  if (our_trap && !t.probing) {
+    // A step of step_to_relocatable's: the interrupt is still to be
+    // served, with the thread at this stop, and resuming it drops the trap.
+    return false;
+  }
+  // The probe's trap (it serves as the interrupt), or something else that
+  // came instead (the program's own SIGTRAP, its end): handled next.
+  t.interrupt_requested = false;
+  deferred_stops_.emplace_front(t.tid, status);
+  return true;
+}
+
 Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
                                                                       bool hold_pending_signals) {
   // A run of several short instructions is a good point only where the
@@ -166,6 +211,12 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
     }
     if (restart_pending(regs)) {
       return StepOutcome::kNotFound;
+    }
+    if (patch::repeated_string_at(code, sizeof code)) {
+      // A rep movs/stos/lods: each step runs one iteration of it, while
+      // replay reaches any point inside it in two stops per visit (it runs
+      // the recorded number of iterations at once): a point as it is.
+      return StepOutcome::kAtRelocatable;
     }
     std::vector<patch::Instruction> run = patch::displaceable_run(code, sizeof code, regs.rip);
     if (run.size() == 1 && good_enough(regs.rip, code)) {
@@ -214,6 +265,7 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
     int status = step.wait_status;
     bool step_trap = step.trapped;
     if (!step_trap) {
+      t.step_trap_may_be_queued = true;
       deferred_stops_.emplace_back(t.tid, status);
       return StepOutcome::kStoppedOtherwise;
     }

@@ -744,6 +744,16 @@ Result<RecordSession::StepResult> RecordSession::step() {
     }
     REPRO_RETURN_IF_ERROR(status);
   }
+  if (event == PTRACE_EVENT_STOP && t->interrupt_requested &&
+      t->state == Thread::State::kRunning && !os::is_job_stop_signal(signal)) {
+    Result<bool> replaced = take_trap_behind_interrupt(*t);
+    if (!replaced.is_ok() && replaced.status().code() != StatusCode::kTraceeDied) {
+      return replaced.status();
+    }
+    if (!replaced.is_ok() || *replaced) {
+      return StepResult::kContinue;
+    }
+  }
   if (t->probing) {
     if (is_spin_probe_hit(*t, wait_status)) {
       status = on_spin_probe_hit(*t);

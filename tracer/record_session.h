@@ -336,6 +336,14 @@ class RecordSession {
 
   // Preemption (record_preemption.cc).
   Status on_interrupted(Thread& t);
+  /// At the stop of our PTRACE_INTERRUPT, a trap of ours that the thread
+  /// raised in the same instant (a single step, the spin probe's int3) may
+  /// still be queued behind it: takes it (record_preemption.cc). Returns
+  /// true if the stop to handle is now another one, put first in
+  /// deferred_stops_ (the probe's trap, or whatever came instead); false if
+  /// the interrupt's stop is still the one to handle (no trap was queued,
+  /// or it is dropped when the thread is next resumed).
+  Result<bool> take_trap_behind_interrupt(Thread& t);
   /// When to interrupt the running thread while others wait: a first spin
   /// probe soon after it got the CPU, then once per time slice.
   std::chrono::steady_clock::time_point interrupt_deadline() const;

@@ -54,6 +54,9 @@ struct RecordSession::Thread {
   // signal broke off (follow_restart_result): resuming it hands this stop
   // to the main loop instead of running the thread.
   std::optional<int> stop_ahead;
+  // A single step of ours ended with another stop than its trap, which
+  // may be queued behind it (RecordSession::take_trap_behind_interrupt).
+  bool step_trap_may_be_queued = false;
   // A breakpoint at the loop the thread was interrupted in, to tell a spin
   // (registers repeat) from work (they change): see record_preemption.cc.
   bool probing = false;

@@ -16,12 +16,10 @@
 
 #define AREA_BYTES (1u << 20) /* 1 MiB: a rep movsb of it takes tens of us */
 #define WORKERS 3             /* two threads of the parent, one child */
-/* 400: a few hundred signals land inside string instructions, and each
- * one costs its recording up to 256 single steps (one per iteration of the
- * rep instruction it stopped in): with 1000 rounds a recording by the
- * sanitizer build under a loaded CI machine came near test_init's 20 s
- * alarm. */
-#define ROUNDS 400
+/* Enough rounds that a few hundred signals land inside string
+ * instructions, where a signal stops the recording's walk to a preemption
+ * point at once (a step would run one iteration). */
+#define ROUNDS 1000
 
 static unsigned char *shared;
 static unsigned long *child_sum; /* in the shared mapping, past the areas */
