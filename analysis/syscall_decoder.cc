@@ -122,9 +122,10 @@ std::string arg_text(const format::Event& event, const ArgSpec& spec, int index)
     return named;
   }
   switch (spec.kind) {
-    case ArgKind::kPathIn: {
-      const std::string* path = input_of(event, index);
-      return path != nullptr ? quoted(*path, path->size()) : pointer_text(value);
+    case ArgKind::kPathIn:
+    case ArgKind::kNameIn: {
+      const std::string* text = input_of(event, index);
+      return text != nullptr ? quoted(*text, text->size()) : pointer_text(value);
     }
     case ArgKind::kSockaddrIn: {
       const std::string* address = input_of(event, index);

@@ -160,8 +160,8 @@ Json event_json(uint64_t index, const format::Event& e) {
                       {"result", syscall.result},
                       {"output_address", syscall.output_address},
                       {"output_bytes", syscall.output.size()}};
-        if (!syscall.input.empty()) {
-          entry["inputs"] = inputs_json({{syscall.input_arg, syscall.input}});
+        if (!syscall.inputs.empty()) {
+          entry["inputs"] = inputs_json(syscall.inputs);
         }
         list.push_back(std::move(entry));
       }

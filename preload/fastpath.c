@@ -7,9 +7,10 @@
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
  * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
- * only from regular files (an fstat, logged too, tells); lseek, access
- * and the stat family never wait for another process (a record of a call
- * given a path carries the path, so the trace keeps it). A stat of a file
+ * only from regular files (an fstat, logged too, tells); lseek, access,
+ * the stat family and the extended attribute reads never wait for another
+ * process (a record of a call given a path carries the path, and an
+ * attribute's name, so the trace keeps them). A stat of a file
  * on a FUSE file system served by a recorded process would hold the CPU
  * until it returns: the one way these can wait. During replay the same
  * code runs, and the replayer answers each of those syscalls from the
@@ -180,13 +181,40 @@ static uint32_t round_up8(uint32_t n) { return (n + 7u) & ~7u; }
 /* Makes the syscall without a stop and logs it; the caller has checked
  * that it cannot block and that output_capacity is within
  * REPRO_FASTPATH_MAX_OUTPUT_BYTES. Returns the raw result (-errno). */
-static long logged_syscall_with_path(struct repro_fastpath_header* header, long number, long a1,
-                                     long a2, long a3, long a4, long a5, long a6,
-                                     uint64_t output_address, uint32_t output_capacity,
-                                     enum output_kind kind, int path_arg) {
+/* The length of string `s`, at most `limit`. */
+static uint32_t bounded_length(const char* s, uint32_t limit) {
+  uint32_t n = 0;
+  while (n < limit && s[n] != '\0') {
+    ++n;
+  }
+  return n;
+}
+
+#define FP_ENODATA 61
+#define FP_ERANGE 34
+#define FP_EOPNOTSUPP 95
+
+/* Whether an extended attribute call got as far as reading its name: the
+ * kernel looks the path or descriptor up first, and a name never read may
+ * not be readable here either. */
+static int xattr_name_was_read(long result) {
+  return result >= 0 || result == -FP_ENODATA || result == -FP_ERANGE ||
+         result == -FP_EOPNOTSUPP;
+}
+
+/* Makes the syscall without a stop and logs it, with the strings it was
+ * given: argument `path_arg` (-1: none), and `name_arg` (-1: none), an
+ * extended attribute's name, after the path. */
+static long logged_syscall_with_strings(struct repro_fastpath_header* header, long number,
+                                        long a1, long a2, long a3, long a4, long a5, long a6,
+                                        uint64_t output_address, uint32_t output_capacity,
+                                        enum output_kind kind, int path_arg, int name_arg) {
   header->busy = 1;
   __asm__ volatile("" ::: "memory");
   uint32_t input_capacity = path_arg >= 0 ? REPRO_FASTPATH_MAX_INPUT_BYTES : 0;
+  if (name_arg >= 0) {
+    input_capacity += 1 + REPRO_FASTPATH_MAX_SECOND_INPUT_BYTES;
+  }
   uint32_t needed = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_capacity + input_capacity);
   if (header->end_offset + needed > header->capacity) {
     /* The recorder drains the buffer at this stop and sets end_offset
@@ -204,14 +232,20 @@ static long logged_syscall_with_path(struct repro_fastpath_header* header, long 
   /* The path, once the kernel has read it (EFAULT: it could not, and
    * neither could this). One thread runs at a time: nobody changed it. */
   const char* path = NULL;
-  uint32_t input_bytes = 0;
+  const char* name = NULL;
+  uint32_t path_bytes = 0;
+  uint32_t name_bytes = 0;
+  long args[6] = {a1, a2, a3, a4, a5, a6};
   if (path_arg >= 0 && result != -FP_EFAULT) {
-    long args[6] = {a1, a2, a3, a4, a5, a6};
     path = (const char*)args[path_arg];
-    while (input_bytes < REPRO_FASTPATH_MAX_INPUT_BYTES && path[input_bytes] != '\0') {
-      ++input_bytes;
-    }
+    path_bytes = bounded_length(path, REPRO_FASTPATH_MAX_INPUT_BYTES);
   }
+  if (name_arg >= 0 && xattr_name_was_read(result)) {
+    name = (const char*)args[name_arg];
+    name_bytes = bounded_length(name, REPRO_FASTPATH_MAX_SECOND_INPUT_BYTES);
+  }
+  uint32_t separator_bytes = path != NULL && name != NULL ? 1 : 0;
+  uint32_t input_bytes = path_bytes + separator_bytes + name_bytes;
   char* at = (char*)header + header->end_offset;
   struct repro_fastpath_record* record = (struct repro_fastpath_record*)at;
   record->record_bytes = REPRO_FASTPATH_RECORD_HEADER_BYTES + round_up8(output_bytes + input_bytes);
@@ -226,16 +260,24 @@ static long logged_syscall_with_path(struct repro_fastpath_header* header, long 
   record->output_address = output_address;
   record->output_bytes = output_bytes;
   record->input_bytes = (uint16_t)input_bytes;
-  record->input_arg = (uint8_t)(path != NULL ? path_arg : 0);
-  record->reserved = 0;
+  /* A name alone goes first, as the only input; after a path, as the
+   * second one, after a NUL. */
+  record->input_arg = (uint8_t)(path != NULL ? path_arg : name != NULL ? name_arg : 0);
+  record->second_input_arg = (uint8_t)(path != NULL && name != NULL ? name_arg : 0);
   volatile char* out = at + REPRO_FASTPATH_RECORD_HEADER_BYTES;
   const char* in = (const char*)output_address;
   uint32_t i = 0;
   for (; i < output_bytes; ++i) {
     out[i] = in[i];
   }
-  for (uint32_t j = 0; j < input_bytes; ++i, ++j) {
+  for (uint32_t j = 0; j < path_bytes; ++i, ++j) {
     out[i] = path[j];
+  }
+  if (separator_bytes != 0) {
+    out[i++] = '\0';
+  }
+  for (uint32_t j = 0; j < name_bytes; ++i, ++j) {
+    out[i] = name[j];
   }
   for (; i < round_up8(output_bytes + input_bytes); ++i) {
     out[i] = 0;
@@ -251,8 +293,8 @@ static long logged_syscall_with_path(struct repro_fastpath_header* header, long 
 static long logged_syscall(struct repro_fastpath_header* header, long number, long a1, long a2,
                            long a3, long a4, long a5, long a6, uint64_t output_address,
                            uint32_t output_capacity, enum output_kind kind) {
-  return logged_syscall_with_path(header, number, a1, a2, a3, a4, a5, a6, output_address,
-                                  output_capacity, kind, -1);
+  return logged_syscall_with_strings(header, number, a1, a2, a3, a4, a5, a6, output_address,
+                                     output_capacity, kind, -1, -1);
 }
 
 /* The thread's buffer, unless a record is being written into it (this is
@@ -379,10 +421,10 @@ static long path_syscall(long number, long a1, long a2, long a3, long a4, long a
   if (header == NULL) {
     return traced_syscall(number, a1, a2, a3, a4, a5, 0);
   }
-  return logged_syscall_with_path(header, number, a1, a2, a3, a4, a5, 0, output_address,
-                                  output_bytes,
-                                  output_bytes != 0 ? OUTPUT_WHOLE_ON_SUCCESS : OUTPUT_NONE,
-                                  path_arg);
+  return logged_syscall_with_strings(header, number, a1, a2, a3, a4, a5, 0, output_address,
+                                     output_bytes,
+                                     output_bytes != 0 ? OUTPUT_WHOLE_ON_SUCCESS : OUTPUT_NONE,
+                                     path_arg, -1);
 }
 
 EXPORT int access(const char* path, int mode) {
@@ -423,6 +465,32 @@ EXPORT int statx(int dirfd, const char* path, int flags, unsigned int mask, void
   }
   return (int)libc_result(path_syscall(SYS_statx, dirfd, (long)path, flags, mask, (long)stx, 1,
                                        (uint64_t)stx, FP_STATX_BYTES));
+}
+
+/* Reads of an extended attribute (ls -l asks two of every file: its
+ * SELinux context, its ACL), which never block: the path (unless by
+ * descriptor) and the name go into the record, the value out of it. A
+ * value buffer larger than a record holds takes the slow path. */
+static long xattr_syscall(long number, long target, const char* name, void* value,
+                          unsigned long size, int by_path) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL || name == NULL || (by_path && target == 0) ||
+      size > REPRO_FASTPATH_MAX_OUTPUT_BYTES) {
+    return traced_syscall(number, target, (long)name, (long)value, (long)size, 0, 0);
+  }
+  return logged_syscall_with_strings(header, number, target, (long)name, (long)value, (long)size,
+                                     0, 0, (uint64_t)value, (uint32_t)size, OUTPUT_RESULT_BYTES,
+                                     by_path ? 0 : -1, 1);
+}
+
+EXPORT long getxattr(const char* path, const char* name, void* value, unsigned long size) {
+  return libc_result(xattr_syscall(SYS_getxattr, (long)path, name, value, size, 1));
+}
+EXPORT long lgetxattr(const char* path, const char* name, void* value, unsigned long size) {
+  return libc_result(xattr_syscall(SYS_lgetxattr, (long)path, name, value, size, 1));
+}
+EXPORT long fgetxattr(int fd, const char* name, void* value, unsigned long size) {
+  return libc_result(xattr_syscall(SYS_fgetxattr, fd, name, value, size, 0));
 }
 
 #define FP_PR_SET_SECCOMP 22

@@ -64,6 +64,15 @@ void capture_syscall_inputs(pid_t tid, const std::string& exec_filename, format:
           }
         }
         break;
+      case syscalls::ArgKind::kNameIn:
+        if (arg != 0) {
+          auto name = os::read_c_string(tid, arg, kMaxNameInputBytes);
+          if (name.is_ok()) {
+            input.bytes = std::move(*name);
+            kept = true;
+          }
+        }
+        break;
       case syscalls::ArgKind::kSockaddrIn:
         kept = read_bytes(tid, arg, std::min<uint64_t>(length, kMaxSockaddrInputBytes),
                           &input.bytes);

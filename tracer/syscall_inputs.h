@@ -7,7 +7,8 @@
 // tracee's memory per such argument.
 //
 // Which arguments are inputs is the syscall table's business
-// (syscall-tables/syscalls.def): PathIn, SockaddrIn, BufIn and MsghdrIn.
+// (syscall-tables/syscalls.def): PathIn, NameIn, SockaddrIn, BufIn and
+// MsghdrIn.
 //
 // Stateless functions; thread-safe as long as the tracee is stopped.
 
@@ -23,6 +24,8 @@ namespace repro::tracer {
 /// Longest path kept: PATH_MAX, the most the kernel accepts. A longer
 /// string (the kernel answers ENAMETOOLONG) is kept cut at this length.
 inline constexpr size_t kMaxPathInputBytes = 4096;
+/// Longest name kept: XATTR_NAME_MAX, the most the kernel accepts.
+inline constexpr size_t kMaxNameInputBytes = 255;
 /// Longest socket address kept: sizeof(struct sockaddr_storage). Longer
 /// addresses are refused by the kernel (EINVAL) anyway.
 inline constexpr size_t kMaxSockaddrInputBytes = 128;

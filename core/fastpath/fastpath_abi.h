@@ -80,8 +80,9 @@ struct repro_fastpath_header {
 };
 
 /* One logged syscall; `output_bytes` bytes follow it (what the kernel wrote
- * at `output_address`), then `input_bytes` bytes (the path argument
- * `input_arg` named, without its NUL, for the trace's syscall inputs),
+ * at `output_address`), then `input_bytes` bytes (the string argument
+ * `input_arg` named, without its NUL, for the trace's syscall inputs; with
+ * a `second_input_arg`, that argument's string follows after a NUL),
  * padded so the next record starts 8-aligned: `record_bytes` covers the
  * padding. */
 struct repro_fastpath_record {
@@ -93,12 +94,17 @@ struct repro_fastpath_record {
   uint32_t output_bytes;
   uint16_t input_bytes;  /* at most REPRO_FASTPATH_MAX_INPUT_BYTES */
   uint8_t input_arg;     /* the argument index of the input (0 without one) */
-  uint8_t reserved;      /* 0 */
+  /* The argument index of a second string input (getxattr's name, after
+   * its path), 0 for none: a second input is never argument 0. */
+  uint8_t second_input_arg;
 };
 
 /* A path longer than this is cut there, as on the slow path
  * (kMaxPathInputBytes, tracer/syscall_inputs.h). */
 #define REPRO_FASTPATH_MAX_INPUT_BYTES 4096u
+/* An extended attribute's name, the second input, is at most this long
+ * (XATTR_NAME_MAX). */
+#define REPRO_FASTPATH_MAX_SECOND_INPUT_BYTES 255u
 
 #define REPRO_FASTPATH_RECORD_HEADER_BYTES 80u
 

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/fastpath/fastpath_abi.h"
@@ -23,7 +24,7 @@ Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data) {
     }
     std::memcpy(&record, data.data() + offset, sizeof record);
     if (record.record_bytes < sizeof record + record.output_bytes + record.input_bytes ||
-        record.input_arg >= 6 || record.record_bytes % 8 != 0 ||
+        record.input_arg >= 6 || record.second_input_arg >= 6 || record.record_bytes % 8 != 0 ||
         record.record_bytes > data.size() - offset) {
       return Status::error(StatusCode::kCorruption,
                            fmt::format("syscall batch: record {} at byte {} has a bad length {}",
@@ -35,9 +36,19 @@ Result<std::vector<BatchedSyscall>> parse_syscall_batch(std::string_view data) {
     syscall.result = record.result;
     syscall.output_address = record.output_address;
     syscall.output.assign(data.data() + offset + sizeof record, record.output_bytes);
-    syscall.input_arg = record.input_arg;
-    syscall.input.assign(data.data() + offset + sizeof record + record.output_bytes,
-                         record.input_bytes);
+    std::string_view input(data.data() + offset + sizeof record + record.output_bytes,
+                           record.input_bytes);
+    if (record.second_input_arg != 0) {
+      size_t end = std::min(input.find('\0'), input.size());
+      if (end != 0) {
+        syscall.inputs.push_back({record.input_arg, std::string(input.substr(0, end))});
+      }
+      if (end + 1 < input.size()) {
+        syscall.inputs.push_back({record.second_input_arg, std::string(input.substr(end + 1))});
+      }
+    } else if (!input.empty()) {
+      syscall.inputs.push_back({record.input_arg, std::string(input)});
+    }
     syscall.record_offset = offset;
     syscall.record_bytes = record.record_bytes;
     offset += record.record_bytes;
@@ -56,9 +67,7 @@ void to_syscall_event(const BatchedSyscall& syscall, uint32_t thread, format::Ev
   if (!syscall.output.empty()) {
     event->writes.push_back({syscall.output_address, syscall.output});
   }
-  if (!syscall.input.empty()) {
-    event->inputs.push_back({syscall.input_arg, syscall.input});
-  }
+  event->inputs = syscall.inputs;
 }
 
 }  // namespace repro::fastpath

@@ -22,8 +22,8 @@ struct BatchedSyscall {
   int64_t result = 0;
   uint64_t output_address = 0;  // where the kernel wrote `output`
   std::string output;           // the bytes it wrote (empty: none)
-  uint8_t input_arg = 0;        // which argument `input` is
-  std::string input;            // the path it was given (empty: none)
+  // The strings it was given (a path, an attribute name), in argument order.
+  std::vector<format::SyscallInput> inputs;
   size_t record_offset = 0;     // where its record starts in the batch's data
   size_t record_bytes = 0;      // and how long it is
 };

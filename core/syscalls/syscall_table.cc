@@ -202,6 +202,8 @@ const char* arg_kind_name(ArgKind kind) {
       return "sockaddr_in";
     case ArgKind::kBufIn:
       return "buf_in";
+    case ArgKind::kNameIn:
+      return "name_in";
     case ArgKind::kMsghdrIn:
       return "msghdr_in";
     case ArgKind::kAtFd:

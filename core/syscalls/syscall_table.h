@@ -37,6 +37,7 @@ enum class ArgKind : uint8_t {
   kSockaddrIn,  // pointer to a socket address the kernel reads (connect, bind, sendto)
   kBufIn,       // pointer to bytes the kernel takes from the program (write, sendto)
   kMsghdrIn,    // pointer to a struct msghdr the kernel reads (sendmsg): its msg_name
+  kNameIn,      // pointer to a NUL-terminated name (an extended attribute's), not a path
   // Numbers with names, for readers of the trace (analysis/value_names.h).
   // To record and replay they are plain numbers (kInt, kFd or kFlags).
   kAtFd,        // a directory fd of an *at syscall: AT_FDCWD or a descriptor

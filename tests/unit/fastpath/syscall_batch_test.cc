@@ -13,12 +13,13 @@ namespace {
 // One record as the preloaded library lays it out.
 std::string record(int32_t number, int64_t result, uint64_t output_address,
                    const std::string& output, const std::string& input = "",
-                   uint8_t input_arg = 0) {
+                   uint8_t input_arg = 0, uint8_t second_input_arg = 0) {
   repro_fastpath_record header{};
   header.record_bytes = static_cast<uint32_t>(
       sizeof header + ((output.size() + input.size() + 7) & ~size_t{7}));
   header.input_bytes = static_cast<uint16_t>(input.size());
   header.input_arg = input_arg;
+  header.second_input_arg = second_input_arg;
   header.syscall_number = number;
   header.args[0] = 3;
   header.args[2] = output.size();
@@ -56,11 +57,12 @@ TEST_CASE("a record's path follows its output and becomes the syscall event's in
   REQUIRE(syscalls->size() == 2);
   const BatchedSyscall& newfstatat = (*syscalls)[0];
   CHECK(newfstatat.output == stat);
-  CHECK(newfstatat.input == "/etc/hosts");
-  CHECK(newfstatat.input_arg == 1);
+  REQUIRE(newfstatat.inputs.size() == 1);
+  CHECK(newfstatat.inputs[0].bytes == "/etc/hosts");
+  CHECK(newfstatat.inputs[0].arg_index == 1);
   CHECK(newfstatat.record_bytes == 80 + 160);
   CHECK((*syscalls)[1].record_offset == 240);
-  CHECK((*syscalls)[1].input.empty());
+  CHECK((*syscalls)[1].inputs.empty());
   format::Event event;
   to_syscall_event(newfstatat, 4, &event);
   CHECK(event.thread == 4);
@@ -70,6 +72,30 @@ TEST_CASE("a record's path follows its output and becomes the syscall event's in
   CHECK(event.inputs[0].bytes == "/etc/hosts");
   REQUIRE(event.writes.size() == 1);
   CHECK(event.writes[0].address == 0x7100);
+}
+
+TEST_CASE("a record with a second input holds both strings, split at a NUL") {
+  using namespace std::string_literals;
+  // lgetxattr("/etc/hosts", "security.selinux", buf, 255) = -ENODATA
+  std::string data = record(192, -61, 0x7200, "", "/etc/hosts\0security.selinux"s, 0, 1) +
+                     record(193, -61, 0x7200, "", "\0user.x"s, 0, 1);
+  auto syscalls = parse_syscall_batch(data);
+  REQUIRE(syscalls.is_ok());
+  REQUIRE(syscalls->size() == 2);
+  const BatchedSyscall& both = (*syscalls)[0];
+  REQUIRE(both.inputs.size() == 2);
+  CHECK(both.inputs[0].arg_index == 0);
+  CHECK(both.inputs[0].bytes == "/etc/hosts");
+  CHECK(both.inputs[1].arg_index == 1);
+  CHECK(both.inputs[1].bytes == "security.selinux");
+  // An empty path: only the name is an input.
+  const BatchedSyscall& name_only = (*syscalls)[1];
+  REQUIRE(name_only.inputs.size() == 1);
+  CHECK(name_only.inputs[0].arg_index == 1);
+  CHECK(name_only.inputs[0].bytes == "user.x");
+  format::Event event;
+  to_syscall_event(both, 0, &event);
+  CHECK(event.inputs == both.inputs);
 }
 
 TEST_CASE("a record whose path runs past its length is corruption") {
