@@ -7,12 +7,14 @@
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
  * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
- * only from regular files (an fstat, logged too, tells); lseek, access,
- * the stat family and the extended attribute reads never wait for another
- * process (a record of a call given a path carries the path, and an
- * attribute's name, so the trace keeps them). A stat of a file
- * on a FUSE file system served by a recorded process would hold the CPU
- * until it returns: the one way these can wait. During replay the same
+ * only from regular files (an fstat, logged too, tells), and so do closes
+ * (of regular files and directories); lseek, fcntl's flag and copy
+ * commands, access, the stat family and the extended attribute reads
+ * never wait for another process (a record of a call given a path carries
+ * the path, and an attribute's name, so the trace keeps them). A stat of
+ * a file on a FUSE file system served by a recorded process would hold
+ * the CPU until it returns (a read or a close too): the one way these can
+ * wait. During replay the same
  * code runs, and the replayer answers each of those syscalls from the
  * trace: inside the program, from its replay queue, or at a stop.
  *
@@ -41,6 +43,7 @@
 #define FP_MAP_FIXED_NOREPLACE 0x100000
 #define FP_S_IFMT 0170000
 #define FP_S_IFREG 0100000
+#define FP_S_IFDIR 0040000
 #define FP_PAGE_BYTES 4096
 /* struct stat on x86-64: 144 bytes, st_mode at offset 24. */
 #define FP_STAT_BYTES 144
@@ -55,6 +58,8 @@ extern int* __errno_location(void);
  * here would not be. */
 extern long __read(int fd, void* buf, unsigned long count);
 extern long __pread64(int fd, void* buf, unsigned long count, long offset);
+extern int __close(int fd);
+extern int __fcntl(int fd, int command, ...);
 
 static long traced_syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6) {
   register long r10 __asm__("r10") = a4;
@@ -315,17 +320,21 @@ static long id_syscall(long number) {
   return logged_syscall(header, number, 0, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
 }
 
-/* Whether `fd` is a regular file, whose reads never block. The probe is
- * logged too: during replay it must see the same answer. */
-static int is_regular_file(struct repro_fastpath_header* header, long fd) {
+/* The file type of `fd` (its st_mode & S_IFMT), 0 if fstat fails. The
+ * probe is logged too: during replay it must see the same answer. */
+static uint32_t file_type(struct repro_fastpath_header* header, long fd) {
   uint64_t stat_buffer[FP_STAT_BYTES / 8];
   long result = logged_syscall(header, SYS_fstat, fd, (long)stat_buffer, 0, 0, 0, 0,
                                (uint64_t)stat_buffer, FP_STAT_BYTES, OUTPUT_WHOLE_ON_SUCCESS);
   if (result != 0) {
     return 0;
   }
-  uint32_t mode = *(uint32_t*)((char*)stat_buffer + FP_STAT_MODE_OFFSET);
-  return (mode & FP_S_IFMT) == FP_S_IFREG;
+  return *(uint32_t*)((char*)stat_buffer + FP_STAT_MODE_OFFSET) & FP_S_IFMT;
+}
+
+/* Whether `fd` is a regular file, whose reads never block. */
+static int is_regular_file(struct repro_fastpath_header* header, long fd) {
+  return file_type(header, fd) == FP_S_IFREG;
 }
 
 /* The buffer for a read of `count` bytes from `fd` on the fast path: a
@@ -491,6 +500,53 @@ EXPORT long lgetxattr(const char* path, const char* name, void* value, unsigned 
 }
 EXPORT long fgetxattr(int fd, const char* name, void* value, unsigned long size) {
   return libc_result(xattr_syscall(SYS_fgetxattr, fd, name, value, size, 0));
+}
+
+/* close of a regular file or a directory (find closes one at every step
+ * of its walk), which never waits for another process. The last close of
+ * a pipe or a socket may wake one, or wait (SO_LINGER): those, and any
+ * other kind of file, take the slow path, libc's close. */
+EXPORT int close(int fd) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL) {
+    return __close(fd);
+  }
+  uint32_t type = file_type(header, fd);
+  if (type != FP_S_IFREG && type != FP_S_IFDIR) {
+    return __close(fd);
+  }
+  return (int)libc_result(logged_syscall(header, SYS_close, fd, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE));
+}
+
+#define FP_F_DUPFD 0
+#define FP_F_GETFD 1
+#define FP_F_SETFD 2
+#define FP_F_GETFL 3
+#define FP_F_DUPFD_CLOEXEC 1030
+
+/* fcntl's commands that only read or set a descriptor's flags, or copy
+ * it: find's directory walk makes three of them per directory. The others
+ * (locks, which may wait, leases, owners, pipe sizes...) go to libc's. */
+EXPORT int fcntl(int fd, int command, ...) {
+  va_list list;
+  va_start(list, command);
+  long arg = va_arg(list, long);
+  va_end(list);
+  struct repro_fastpath_header* header = usable_buffer();
+  int fast = command == FP_F_DUPFD || command == FP_F_DUPFD_CLOEXEC || command == FP_F_GETFD ||
+             command == FP_F_SETFD || command == FP_F_GETFL;
+  if (header == NULL || !fast) {
+    return __fcntl(fd, command, arg);
+  }
+  return (int)libc_result(
+      logged_syscall(header, SYS_fcntl, fd, command, arg, 0, 0, 0, 0, 0, OUTPUT_NONE));
+}
+EXPORT int fcntl64(int fd, int command, ...) {
+  va_list list;
+  va_start(list, command);
+  long arg = va_arg(list, long);
+  va_end(list);
+  return fcntl(fd, command, arg);
 }
 
 #define FP_PR_SET_SECCOMP 22

@@ -14,7 +14,8 @@
 #   - find -size and ls -l over a small tree stat each file on the fast path
 #     (newfstatat, statx), and the trace keeps each path, as a stop would;
 #     ls -l's extended attribute reads (its SELinux context, its ACL) are on
-#     the fast path too, the trace keeping their path and attribute name;
+#     the fast path too, the trace keeping their path and attribute name,
+#     and so are find's fcntl calls and closes of directories;
 #   - a statically linked program (no dynamic loader, so no preload)
 #     records on the slow path and replays.
 # Usage: fast_path.sh REPRO BUILD_DIR
@@ -65,6 +66,10 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
   grep -q "syscall statx(AT_FDCWD, \"tree/sub/file-$i\", .*\[fast path\]$" stats.dump ||
     fail "ls's statx of file-$i is not on the fast path with its path: $(grep "file-$i" stats.dump | head -n 3)"
 done
+grep -q ' syscall fcntl([0-9]*, 1030, .*\[fast path\]$' stats.dump ||
+  fail "no F_DUPFD_CLOEXEC of find on the fast path: $(grep ' fcntl(' stats.dump | head -n 3)"
+grep -q ' syscall close([0-9]*) = 0 \[fast path\]$' stats.dump ||
+  fail "no close on the fast path: $(grep ' close(' stats.dump | head -n 3)"
 # ls asks each file's attributes until a file system says it keeps none.
 grep -q 'syscall l\?getxattr("tree/sub/file-[0-9]*", "[a-z]*\.[a-z_.]*", .*\[fast path\]$' stats.dump ||
   fail "no extended attribute read of ls on the fast path with its path and name: $(grep 'xattr' stats.dump | head -n 3)"
