@@ -7,8 +7,8 @@
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
  * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
- * only from regular files (an fstat, logged too, tells), and so do closes
- * (of regular files and directories); lseek, fcntl's flag and copy
+ * only from regular files (an fstat, logged too, tells), and closes only
+ * of directories; lseek, fcntl's flag and copy
  * commands, access, the stat family and the extended attribute reads
  * never wait for another process (a record of a call given a path carries
  * the path, and an attribute's name, so the trace keeps them). A stat of
@@ -502,17 +502,18 @@ EXPORT long fgetxattr(int fd, const char* name, void* value, unsigned long size)
   return libc_result(xattr_syscall(SYS_fgetxattr, fd, name, value, size, 0));
 }
 
-/* close of a regular file or a directory (find closes one at every step
- * of its walk), which never waits for another process. The last close of
- * a pipe or a socket may wake one, or wait (SO_LINGER): those, and any
- * other kind of file, take the slow path, libc's close. */
+/* close of a directory (find closes one at every step of its walk), which
+ * never waits for another process. The last close of a pipe or a socket
+ * may wake one, or wait (SO_LINGER); a regular file's close is the stop at
+ * which the recorder still finds the descriptor's position, to store the
+ * file's fast-path reads by reference (tracer/record_fast_path.cc): those,
+ * and any other kind of file, take the slow path, libc's close. */
 EXPORT int close(int fd) {
   struct repro_fastpath_header* header = usable_buffer();
   if (header == NULL) {
     return __close(fd);
   }
-  uint32_t type = file_type(header, fd);
-  if (type != FP_S_IFREG && type != FP_S_IFDIR) {
+  if (file_type(header, fd) != FP_S_IFDIR) {
     return __close(fd);
   }
   return (int)libc_result(logged_syscall(header, SYS_close, fd, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE));

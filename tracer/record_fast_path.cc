@@ -63,7 +63,8 @@ namespace {
 // Where each read at the current position among `syscalls` (made in this
 // order, just now) left its descriptor: counted back from where the
 // descriptor stands now over the reads after it. Unknown before an lseek
-// on the same descriptor. Wrong if something else moved the position
+// or a close of the same descriptor (its number may name another file
+// now). Wrong if something else moved the position
 // meanwhile (a sibling thread sharing it): then the bytes do not match the
 // copy there, and stay in the trace.
 std::vector<std::optional<uint64_t>> read_positions_after(
@@ -73,6 +74,10 @@ std::vector<std::optional<uint64_t>> read_positions_after(
   for (size_t i = syscalls.size(); i-- > 0;) {
     const fastpath::BatchedSyscall& syscall = syscalls[i];
     int fd = static_cast<int>(syscall.args[0]);
+    if (syscall.syscall_number == SYS_close) {
+      position[fd] = std::nullopt;
+      continue;
+    }
     if (syscall.syscall_number != SYS_read && syscall.syscall_number != SYS_lseek) {
       continue;
     }

@@ -2,7 +2,7 @@
  * opened with O_DIRECTORY, its flags read (F_GETFL) and set (F_SETFD), a
  * copy made above a floor (F_DUPFD_CLOEXEC, F_DUPFD), the files in it
  * opened, read and closed, the directories closed; the fast path takes
- * the fcntl calls and the closes of files and directories. Closing a
+ * the fcntl calls and the closes of directories. Closing a
  * closed descriptor gives EBADF; closing a pipe end (slow path) still
  * lets the reader see the end of the file. */
 #include "test_util.h"
