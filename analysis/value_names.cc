@@ -129,6 +129,19 @@ constexpr Named kSockTypeBits[] = {REPRO_NAMED(SOCK_NONBLOCK), REPRO_NAMED(SOCK_
 constexpr Named kSigmaskHow[] = {REPRO_NAMED(SIG_BLOCK), REPRO_NAMED(SIG_UNBLOCK),
                                  REPRO_NAMED(SIG_SETMASK)};
 
+constexpr Named kFcntlCmds[] = {
+    REPRO_NAMED(F_DUPFD),         REPRO_NAMED(F_GETFD),          REPRO_NAMED(F_SETFD),
+    REPRO_NAMED(F_GETFL),         REPRO_NAMED(F_SETFL),          REPRO_NAMED(F_GETLK),
+    REPRO_NAMED(F_SETLK),         REPRO_NAMED(F_SETLKW),         REPRO_NAMED(F_SETOWN),
+    REPRO_NAMED(F_GETOWN),        REPRO_NAMED(F_SETSIG),         REPRO_NAMED(F_GETSIG),
+    REPRO_NAMED(F_SETOWN_EX),     REPRO_NAMED(F_GETOWN_EX),      REPRO_NAMED(F_OFD_GETLK),
+    REPRO_NAMED(F_OFD_SETLK),     REPRO_NAMED(F_OFD_SETLKW),     REPRO_NAMED(F_SETLEASE),
+    REPRO_NAMED(F_GETLEASE),      REPRO_NAMED(F_NOTIFY),         REPRO_NAMED(F_DUPFD_CLOEXEC),
+    REPRO_NAMED(F_SETPIPE_SZ),    REPRO_NAMED(F_GETPIPE_SZ),     REPRO_NAMED(F_ADD_SEALS),
+    REPRO_NAMED(F_GET_SEALS),     REPRO_NAMED(F_GET_RW_HINT),    REPRO_NAMED(F_SET_RW_HINT),
+    REPRO_NAMED(F_GET_FILE_RW_HINT), REPRO_NAMED(F_SET_FILE_RW_HINT),
+};
+
 constexpr Named kPollBits[] = {REPRO_NAMED(POLLIN),     REPRO_NAMED(POLLPRI),
                                REPRO_NAMED(POLLOUT),    REPRO_NAMED(POLLERR),
                                REPRO_NAMED(POLLHUP),    REPRO_NAMED(POLLNVAL),
@@ -237,6 +250,8 @@ std::string sock_type_text(uint64_t value) {
 
 std::string sigmask_how_text(uint64_t value) { return one_of(value, kSigmaskHow); }
 
+std::string fcntl_cmd_text(uint64_t value) { return one_of(value, kFcntlCmds); }
+
 std::string poll_events_text(uint64_t value) { return flag_set(value, kPollBits); }
 
 std::string named_value_text(syscalls::ArgKind kind, uint64_t value) {
@@ -275,6 +290,8 @@ std::string named_value_text(syscalls::ArgKind kind, uint64_t value) {
       return sock_type_text(value);
     case ArgKind::kSigmaskHow:
       return sigmask_how_text(value);
+    case ArgKind::kFcntlCmd:
+      return fcntl_cmd_text(value);
     default:
       return "";
   }

@@ -36,6 +36,7 @@ std::string futex_op_text(uint64_t value);       // "FUTEX_WAIT_PRIVATE"
 std::string sock_domain_text(uint64_t value);    // "AF_INET"
 std::string sock_type_text(uint64_t value);      // "SOCK_STREAM|SOCK_CLOEXEC"
 std::string sigmask_how_text(uint64_t value);    // "SIG_BLOCK"
+std::string fcntl_cmd_text(uint64_t value);      // "F_DUPFD_CLOEXEC"
 std::string poll_events_text(uint64_t value);    // "POLLIN|POLLOUT", "0"
 
 /// The text of argument value `value` of kind `kind` when the kind has

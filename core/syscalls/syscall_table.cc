@@ -234,6 +234,8 @@ const char* arg_kind_name(ArgKind kind) {
       return "sock_type";
     case ArgKind::kSigmaskHow:
       return "sigmask_how";
+    case ArgKind::kFcntlCmd:
+      return "fcntl_cmd";
   }
   return "unknown_arg_kind";
 }

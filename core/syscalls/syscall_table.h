@@ -54,9 +54,10 @@ enum class ArgKind : uint8_t {
   kSockDomain,  // AF_UNIX, AF_INET, ...
   kSockType,    // SOCK_STREAM|SOCK_CLOEXEC, ...
   kSigmaskHow,  // SIG_BLOCK, SIG_UNBLOCK, SIG_SETMASK
+  kFcntlCmd,    // F_DUPFD, F_GETFL, F_SETLKW, ...
 };
 /// The last ArgKind enumerator, for tables and tests that cover them all.
-inline constexpr ArgKind kLastArgKind = ArgKind::kSigmaskHow;
+inline constexpr ArgKind kLastArgKind = ArgKind::kFcntlCmd;
 
 /// What an kOut / kInOut argument's bytes are, where readers of the trace
 /// can show their fields (analysis/memory_text.h); kNone: plain bytes.

@@ -48,6 +48,9 @@ TEST_CASE("enumerations and modes are named, unknown values as numbers", "[analy
   CHECK(futex_op_text(FUTEX_WAKE) == "FUTEX_WAKE");
   CHECK(sock_domain_text(AF_INET6) == "AF_INET6");
   CHECK(sigmask_how_text(SIG_SETMASK) == "SIG_SETMASK");
+  CHECK(fcntl_cmd_text(F_DUPFD_CLOEXEC) == "F_DUPFD_CLOEXEC");
+  CHECK(fcntl_cmd_text(F_OFD_SETLKW) == "F_OFD_SETLKW");
+  CHECK(fcntl_cmd_text(9999) == "9999");
 }
 
 TEST_CASE("errno and signal numbers have their names", "[analysis]") {
