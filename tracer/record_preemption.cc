@@ -139,14 +139,7 @@ Result<bool> RecordSession::take_trap_behind_interrupt(Thread& t) {
   if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
     return os::ptrace_error(errno, "resuming a thread to take its trap", t.tid);
   }
-  int status = 0;
-  pid_t got = 0;
-  do {
-    got = waitpid(t.tid, &status, __WALL);
-  } while (got < 0 && errno == EINTR);
-  if (got < 0) {
-    return Status::from_errno(errno, "waitpid");
-  }
+  REPRO_ASSIGN_OR_RETURN(int status, os::wait_for(t.tid));
   bool our_trap = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
                   WSTOPSIG(status) == SIGTRAP;
   if (our_trap) {

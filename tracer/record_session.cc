@@ -1111,14 +1111,7 @@ Result<bool> RecordSession::follow_restart_result(Thread& t) {
     if (ptrace(PTRACE_CONT, t.tid, nullptr, 0) != 0) {
       return os::ptrace_error(errno, "resuming a broken-off syscall", t.tid);
     }
-    int status = 0;
-    pid_t tid = 0;
-    do {
-      tid = waitpid(t.tid, &status, __WALL);
-    } while (tid < 0 && errno == EINTR);
-    if (tid < 0) {
-      return Status::from_errno(errno, "waitpid");
-    }
+    REPRO_ASSIGN_OR_RETURN(int status, os::wait_for(t.tid));
     int event = static_cast<unsigned>(status) >> 16;
     if (WIFEXITED(status) || WIFSIGNALED(status) || event == PTRACE_EVENT_EXIT) {
       deferred_stops_.emplace_back(t.tid, status);  // killed inside the syscall

@@ -66,18 +66,24 @@ std::optional<int> wait_for_stop_until(pid_t tid, std::chrono::steady_clock::tim
   }
 }
 
+Result<int> wait_for(pid_t tid) {
+  int status = 0;
+  pid_t got = 0;
+  do {
+    got = waitpid(tid, &status, __WALL);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    return Status::from_errno(errno, "waitpid");
+  }
+  return status;
+}
+
 Result<SingleStep> single_step(pid_t tid) {
   if (ptrace(PTRACE_SINGLESTEP, tid, nullptr, 0) != 0) {
     return ptrace_error(errno, "stepping", tid);
   }
   SingleStep step;
-  pid_t got = 0;
-  do {
-    got = waitpid(tid, &step.wait_status, __WALL);
-  } while (got < 0 && errno == EINTR);
-  if (got < 0) {
-    return Status::from_errno(errno, "waitpid");
-  }
+  REPRO_ASSIGN_OR_RETURN(step.wait_status, wait_for(tid));
   int status = step.wait_status;
   step.trapped = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
                  WSTOPSIG(status) == SIGTRAP;

@@ -98,6 +98,10 @@ std::optional<uint64_t> thread_cpu_ns(pid_t tid);
 /// its raw wait status, or nullopt if none came (or it is not our tracee).
 std::optional<int> wait_for_stop_until(pid_t tid, std::chrono::steady_clock::time_point deadline);
 
+/// Waits for the next stop or end of thread `tid` (a tracee of the
+/// caller): its wait status. Errors: waitpid's.
+Result<int> wait_for(pid_t tid);
+
 /// One PTRACE_SINGLESTEP of stopped thread `tid`, waited for: its wait
 /// status, and whether that stop is the step's own trap (SIGTRAP with
 /// TRAP_TRACE) rather than something else that came first (a signal, an
