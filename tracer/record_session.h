@@ -375,6 +375,10 @@ class RecordSession {
   /// stepped (kNotFound). The signal mask is the program's again when this
   /// returns.
   Result<StepOutcome> step_to_relocatable(Thread& t, bool hold_pending_signals = false);
+  /// Runs the rep movs/stos/lods t stands on to its end at once, with a
+  /// breakpoint at `end`, the instruction after it. False if another stop
+  /// came first (queued in deferred_stops_; the breakpoint is gone).
+  Result<bool> run_string_to_end(Thread& t, uint64_t end);
 
   Status log(const format::Event& event);
   Thread* find(pid_t tid);

@@ -16,9 +16,10 @@
 
 #define AREA_BYTES (1u << 20) /* 1 MiB: a rep movsb of it takes tens of us */
 #define WORKERS 3             /* two threads of the parent, one child */
-/* Enough rounds that a few hundred signals land inside string
- * instructions, where a signal stops the recording's walk to a preemption
- * point at once (a step would run one iteration). */
+/* Enough rounds that a hundred or more signals land inside string
+ * instructions, where the recording delivers them as they stand (a step
+ * would run one iteration), and slices end inside them (run to their end
+ * with a breakpoint). */
 #define ROUNDS 1000
 
 static unsigned char *shared;
