@@ -66,7 +66,7 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
   grep -q "syscall statx(AT_FDCWD, \"tree/sub/file-$i\", .*\[fast path\]$" stats.dump ||
     fail "ls's statx of file-$i is not on the fast path with its path: $(grep "file-$i" stats.dump | head -n 3)"
 done
-grep -q ' syscall fcntl([0-9]*, 1030, .*\[fast path\]$' stats.dump ||
+grep -q ' syscall fcntl([0-9]*, F_DUPFD_CLOEXEC, .*\[fast path\]$' stats.dump ||
   fail "no F_DUPFD_CLOEXEC of find on the fast path: $(grep ' fcntl(' stats.dump | head -n 3)"
 grep -q ' syscall close([0-9]*) = 0 \[fast path\]$' stats.dump ||
   fail "no close on the fast path: $(grep ' close(' stats.dump | head -n 3)"
