@@ -255,8 +255,9 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
       // and memcpy's is visited often: the end of a slice runs it to its
       // end instead. A held signal is delivered inside it as it stands:
       // one point per signal. (Delivered after running the instruction
-      // on, signals made replays diverge: a later signal frame's saved
-      // mask differed in SIGTRAP's bit, which is not understood yet.)
+      // on, the signals of tests/programs/string_ops_signals_shared.c
+      // made its replays diverge in two bytes of an exited thread's
+      // stack; not understood yet.)
       if (hold_pending_signals) {
         return StepOutcome::kAtRelocatable;
       }

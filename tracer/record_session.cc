@@ -622,7 +622,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(
           in_kernel_deadline(current->in_kernel_since) - now);
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
-      if (!current->entered_logged && os::scheduler_state(current_) == 'S') {
+      if (!current->entered_logged && os::asleep_in_kernel(current_)) {
         // It sleeps in the kernel (a write to a full pipe, a wait) while
         // others are ready: pass the CPU on now rather than at the end of
         // the grace. (In chaos mode, enter_until_asleep may have kept the
@@ -656,7 +656,8 @@ Result<RecordSession::StepResult> RecordSession::step() {
     pollfd fd{signal_fd_.get(), POLLIN, 0};
     auto timeout = std::chrono::microseconds(timeout_ms) * 1000;
     if (in_kernel_check) {
-      timeout = std::min(timeout, kInKernelSleepCheck);
+      // Past the grace too: the thread still runs in the kernel (below).
+      timeout = timeout_ms == 0 ? kInKernelSleepCheck : std::min(timeout, kInKernelSleepCheck);
     }
     // Under a second (timeout_ms is at most 250).
     timespec poll_timeout{0, std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count()};
@@ -691,7 +692,11 @@ Result<RecordSession::StepResult> RecordSession::step() {
                    // poll also returns for a SIGCHLD left from stops already
                    // handled: only a syscall that outlasted the grace blocks.
                    std::chrono::steady_clock::now() >=
-                       in_kernel_deadline(current->in_kernel_since)) {
+                       in_kernel_deadline(current->in_kernel_since) &&
+                   // Not while it runs, or waits for a CPU (other jobs on
+                   // a busy machine): it has not blocked, and whether the
+                   // grace ran out would be a matter of the machine's load.
+                   os::scheduler_state(current->tid) != 'R') {
           REPRO_RETURN_IF_ERROR(log_entered(*current));
           release_cpu(*current);
         }

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <fmt/core.h>
+#include <sched.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -32,6 +33,14 @@ char scheduler_state(pid_t tid) {
   // "pid (comm) S ...": comm may hold spaces and parentheses, the last ')' ends it.
   const char* close = strrchr(text, ')');
   return close != nullptr && close[1] == ' ' ? close[2] : 0;
+}
+
+bool asleep_in_kernel(pid_t tid) {
+  if (scheduler_state(tid) != 'S') {
+    return false;
+  }
+  sched_yield();
+  return scheduler_state(tid) == 'S';
 }
 
 std::optional<uint64_t> thread_cpu_ns(pid_t tid) {

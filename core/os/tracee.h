@@ -88,6 +88,14 @@ Result<uint64_t> pending_signals(pid_t tid);
 /// 'D', 't', ...; 0 if it cannot be read (the thread is gone).
 char scheduler_state(pid_t tid);
 
+/// Whether thread `tid`, inside a syscall, sleeps there: scheduler state
+/// 'S', still after it had the chance to run once. The kernel marks a
+/// thread asleep before it looks whether it must sleep at all (wait4 then
+/// scans its children, and finds one that exited): preempted in that
+/// window (our own wakeup does it when we share its CPU), it reads 'S',
+/// yet returns at once.
+bool asleep_in_kernel(pid_t tid);
+
 /// The CPU time thread `tid` has run, in nanoseconds (/proc/TID/schedstat,
 /// field 1); nullopt where the kernel has no schedstat or the thread is
 /// gone.
