@@ -7,8 +7,8 @@
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
  * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
- * only from regular files (an fstat, logged too, tells), and closes only
- * of directories; lseek, fcntl's flag and copy
+ * only from regular files (an fstat, logged too, tells), and opens and
+ * closes only of directories; lseek, readlink, fcntl's flag and copy
  * commands, access, the stat family and the extended attribute reads
  * never wait for another process (a record of a call given a path carries
  * the path, and an attribute's name, so the trace keeps them). A stat of
@@ -59,6 +59,7 @@ extern int* __errno_location(void);
 extern long __read(int fd, void* buf, unsigned long count);
 extern long __pread64(int fd, void* buf, unsigned long count, long offset);
 extern int __close(int fd);
+extern int __openat64_2(int dirfd, const char* path, int flags);
 extern int __fcntl(int fd, int command, ...);
 
 static long traced_syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6) {
@@ -517,6 +518,70 @@ EXPORT int close(int fd) {
     return __close(fd);
   }
   return (int)libc_result(logged_syscall(header, SYS_close, fd, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE));
+}
+
+#define FP_O_CREAT 0100
+#define FP_O_DIRECTORY 0200000
+#define FP_O_TMPFILE_BIT 020000000
+
+/* openat of a directory (find's walk opens each one so, as gnulib's fts
+ * does): nothing but a directory opens then, which never waits for
+ * another process. Any other open goes to libc's, __openat64_2 (a
+ * cancellation point, as openat is), or, where a mode comes with it
+ * (O_CREAT, O_TMPFILE), to a traced syscall. The record carries the path. */
+static int open_at(int dirfd, const char* path, int flags, long mode) {
+  int with_mode = (flags & (FP_O_CREAT | FP_O_TMPFILE_BIT)) != 0;
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL || with_mode || !(flags & FP_O_DIRECTORY) || path == NULL) {
+    if (with_mode) {
+      return (int)libc_result(traced_syscall(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
+    }
+    return __openat64_2(dirfd, path, flags);
+  }
+  return (int)libc_result(logged_syscall_with_strings(header, SYS_openat, dirfd, (long)path, flags,
+                                                      0, 0, 0, 0, 0, OUTPUT_NONE, 1, -1));
+}
+
+EXPORT int openat(int dirfd, const char* path, int flags, ...) {
+  long mode = 0;
+  if (flags & (FP_O_CREAT | FP_O_TMPFILE_BIT)) {
+    va_list list;
+    va_start(list, flags);
+    mode = va_arg(list, int);
+    va_end(list);
+  }
+  return open_at(dirfd, path, flags, mode);
+}
+EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
+  long mode = 0;
+  if (flags & (FP_O_CREAT | FP_O_TMPFILE_BIT)) {
+    va_list list;
+    va_start(list, flags);
+    mode = va_arg(list, int);
+    va_end(list);
+  }
+  return open_at(dirfd, path, flags, mode);
+}
+
+/* readlink and readlinkat (ls -l reads every symlink's target): a path in,
+ * the target out, never waiting for another process. */
+static long readlink_syscall(long number, long a1, long a2, long a3, long a4, int path_arg,
+                             uint64_t output_address, unsigned long size) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL || size > REPRO_FASTPATH_MAX_OUTPUT_BYTES) {
+    return traced_syscall(number, a1, a2, a3, a4, 0, 0);
+  }
+  return logged_syscall_with_strings(header, number, a1, a2, a3, a4, 0, 0, output_address,
+                                     (uint32_t)size, OUTPUT_RESULT_BYTES, path_arg, -1);
+}
+
+EXPORT long readlink(const char* path, char* buf, unsigned long size) {
+  return libc_result(
+      readlink_syscall(SYS_readlink, (long)path, (long)buf, (long)size, 0, 0, (uint64_t)buf, size));
+}
+EXPORT long readlinkat(int dirfd, const char* path, char* buf, unsigned long size) {
+  return libc_result(readlink_syscall(SYS_readlinkat, dirfd, (long)path, (long)buf, (long)size, 1,
+                                      (uint64_t)buf, size));
 }
 
 #define FP_F_DUPFD 0

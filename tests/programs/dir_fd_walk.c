@@ -1,8 +1,9 @@
 /* The descriptor traffic of a directory walk (find, fts): each directory
  * opened with O_DIRECTORY, its flags read (F_GETFL) and set (F_SETFD), a
  * copy made above a floor (F_DUPFD_CLOEXEC, F_DUPFD), the files in it
- * opened, read and closed, the directories closed; the fast path takes
- * the fcntl calls and the closes of directories. Closing a
+ * opened, read and closed, the directories closed, a symlink to one read
+ * (readlink, readlinkat); the fast path takes the directory opens, the
+ * fcntl calls, the closes of directories and the symlink reads. Closing a
  * closed descriptor gives EBADF; closing a pipe end (slow path) still
  * lets the reader see the end of the file. */
 #include "test_util.h"
@@ -36,6 +37,21 @@ int main(void) {
     }
     check(close(dir_fd) == 0);
   }
+
+  char link_path[256];
+  path_join(link_path, sizeof link_path, root, "link");
+  check(symlinkat("dir-3", root_fd, "link") == 0);
+  for (int round = 0; round < ROUNDS; round++) {
+    char target[64];
+    memset(target, 0, sizeof target);
+    check(readlinkat(root_fd, "link", target, sizeof target) == 5 && memcmp(target, "dir-3", 5) == 0);
+    memset(target, 0, sizeof target);
+    check(readlink(link_path, target, 3) == 3 && memcmp(target, "dir", 3) == 0 && target[3] == 0);
+    check(readlinkat(root_fd, "dir-3", target, sizeof target) == -1 && errno == EINVAL);
+    check(readlink(root, target, sizeof target) == -1 && errno == EINVAL);
+  }
+  say("readlink: the target, cut at the buffer's size; EINVAL for a directory\n");
+  check(unlinkat(root_fd, "link", 0) == 0);
 
   unsigned long sum = 0;
   int copies_above_floor = 0;

@@ -15,7 +15,8 @@
 #     (newfstatat, statx), and the trace keeps each path, as a stop would;
 #     ls -l's extended attribute reads (its SELinux context, its ACL) are on
 #     the fast path too, the trace keeping their path and attribute name,
-#     and so are find's fcntl calls and closes of directories;
+#     and so are find's directory opens, fcntl calls and closes of
+#     directories;
 #   - a statically linked program (no dynamic loader, so no preload)
 #     records on the slow path and replays.
 # Usage: fast_path.sh REPRO BUILD_DIR
@@ -68,6 +69,8 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 done
 grep -q ' syscall fcntl([0-9]*, F_DUPFD_CLOEXEC, .*\[fast path\]$' stats.dump ||
   fail "no F_DUPFD_CLOEXEC of find on the fast path: $(grep ' fcntl(' stats.dump | head -n 3)"
+grep -q ' syscall openat([A-Z_0-9]*, "[a-z/-]*", [A-Z_|]*O_DIRECTORY[A-Z_|]*) = [0-9]* \[fast path\]$' stats.dump ||
+  fail "no directory open of find on the fast path: $(grep ' openat(' stats.dump | head -n 3)"
 grep -q ' syscall close([0-9]*) = 0 \[fast path\]$' stats.dump ||
   fail "no close on the fast path: $(grep ' close(' stats.dump | head -n 3)"
 # ls asks each file's attributes until a file system says it keeps none.
