@@ -552,16 +552,7 @@ EXPORT int openat(int dirfd, const char* path, int flags, ...) {
   }
   return open_at(dirfd, path, flags, mode);
 }
-EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
-  long mode = 0;
-  if (flags & (FP_O_CREAT | FP_O_TMPFILE_BIT)) {
-    va_list list;
-    va_start(list, flags);
-    mode = va_arg(list, int);
-    va_end(list);
-  }
-  return open_at(dirfd, path, flags, mode);
-}
+EXPORT int openat64(int dirfd, const char* path, int flags, ...) __attribute__((alias("openat")));
 
 /* readlink and readlinkat (ls -l reads every symlink's target): a path in,
  * the target out, never waiting for another process. */
