@@ -325,10 +325,6 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     }
     return diverged(t, expected, "the thread stopped otherwise before reaching it" + visit_note());
   };
-  auto is_step_stop = [](int status) {
-    return WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
-           WSTOPSIG(status) == SIGTRAP;
-  };
 
   // Steps the thread, stopped at `target` with the original code in place,
   // through one turn of its loop, checking each visit of `target` on the
@@ -367,7 +363,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       previous_end = regs.rip + instruction.length;
       REPRO_RETURN_IF_ERROR(resume(t, PTRACE_SINGLESTEP));
       REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
-      if (!is_step_stop(status)) {
+      if (!os::is_sigtrap_stop(status)) {
         return stopped_otherwise(status);
       }
       t.where = ReplayThread::Where::kParked;
@@ -384,7 +380,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     const uint64_t end = target + string_op->length;
     uint64_t saved = 0;
     REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, end, &saved, sizeof saved));
-    uint64_t trap = (saved & ~uint64_t{0xff}) | 0xcc;
+    uint64_t trap = os::with_breakpoint(saved);
     REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end, &trap, sizeof trap));
     REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
     REPRO_RETURN_IF_ERROR(resume(t));
@@ -448,7 +444,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
   // First visit: a plain breakpoint.
   uint64_t trap_word;
   std::memcpy(&trap_word, code, sizeof trap_word);
-  trap_word = (trap_word & ~uint64_t{0xff}) | 0xcc;
+  trap_word = os::with_breakpoint(trap_word);
   auto insert = [&] { return os::write_memory(t.tid, target, &trap_word, sizeof trap_word); };
   REPRO_RETURN_IF_ERROR(insert());
   REPRO_RETURN_IF_ERROR(resume(t));

@@ -18,9 +18,6 @@ namespace {
 // write's worth at most, a pipe's default capacity and more.
 constexpr size_t kMaxSkippedPipeBytes = 1 << 20;
 
-}  // namespace
-namespace {
-
 // The pipe (or FIFO) descriptor `fd` of process `pid` refers to, by inode
 // number, or 0 if it is not one.
 uint64_t pipe_id(pid_t pid, int fd) {

@@ -128,7 +128,8 @@ Status RecordSession::on_interrupted(Thread& t) {
 // left rip inside the probed instruction. So the trap is taken here: the
 // thread, resumed, stops at once for it, before running any instruction.
 Result<bool> RecordSession::take_trap_behind_interrupt(Thread& t) {
-  if (!t.probing && !std::exchange(t.step_trap_may_be_queued, false)) {
+  bool stepped = std::exchange(t.step_trap_may_be_queued, false);
+  if (!t.probing && !stepped) {
     return false;
   }
   REPRO_ASSIGN_OR_RETURN(uint64_t pending, os::pending_signals(t.tid));
@@ -140,8 +141,7 @@ Result<bool> RecordSession::take_trap_behind_interrupt(Thread& t) {
     return os::ptrace_error(errno, "resuming a thread to take its trap", t.tid);
   }
   REPRO_ASSIGN_OR_RETURN(int status, os::wait_for(t.tid));
-  bool our_trap = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
-                  WSTOPSIG(status) == SIGTRAP;
+  bool our_trap = os::is_sigtrap_stop(status);
   if (our_trap) {
     REPRO_ASSIGN_OR_RETURN(siginfo_t info, os::get_siginfo(t.tid));
     our_trap = info.si_code == TRAP_TRACE || info.si_code == SI_KERNEL;
@@ -281,15 +281,14 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
 Result<bool> RecordSession::run_string_to_end(Thread& t, uint64_t end) {
   uint64_t saved = 0;
   REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, end, &saved, sizeof saved));
-  const uint64_t trap = (saved & ~uint64_t{0xff}) | 0xcc;
+  const uint64_t trap = os::with_breakpoint(saved);
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end, &trap, sizeof trap));
   Result<int> status = ptrace(PTRACE_CONT, t.tid, nullptr, 0) == 0
                            ? os::wait_for(t.tid)
                            : Result<int>(os::ptrace_error(errno, "running a string instruction", t.tid));
   Status restored = os::write_memory(t.tid, end, &saved, sizeof saved);
   REPRO_RETURN_IF_ERROR(status.status());
-  bool trapped = WIFSTOPPED(*status) && (static_cast<unsigned>(*status) >> 16) == 0 &&
-                 WSTOPSIG(*status) == SIGTRAP;
+  bool trapped = os::is_sigtrap_stop(*status);
   os::Registers regs;
   if (trapped) {
     REPRO_ASSIGN_OR_RETURN(regs, os::get_registers(t.tid));
@@ -336,7 +335,7 @@ Status RecordSession::start_spin_probe(Thread& t) {
 Status RecordSession::arm_spin_probe(Thread& t) {
   REPRO_RETURN_IF_ERROR(
       os::read_memory(t.tid, t.probe_address, &t.probe_original_word, sizeof t.probe_original_word));
-  uint64_t trap = (t.probe_original_word & ~uint64_t{0xff}) | 0xcc;
+  uint64_t trap = os::with_breakpoint(t.probe_original_word);
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, t.probe_address, &trap, sizeof trap));
   t.probe_armed = true;
   return resume_user(t);
@@ -353,8 +352,7 @@ Status RecordSession::remove_spin_probe(Thread& t) {
 }
 
 bool RecordSession::is_spin_probe_hit(Thread& t, int wait_status) {
-  if (!WIFSTOPPED(wait_status) || (static_cast<unsigned>(wait_status) >> 16) != 0 ||
-      WSTOPSIG(wait_status) != SIGTRAP) {
+  if (!os::is_sigtrap_stop(wait_status)) {
     return false;
   }
   if (!t.probe_armed) {

@@ -1696,8 +1696,7 @@ Status RecordSession::finish_step_into_handler(Thread& t, int wait_status, bool*
   }
   REPRO_RETURN_IF_ERROR(os::normalize_frame_fpu_state(t.tid, regs.rsp, t.xstate_before_handler));
   REPRO_RETURN_IF_ERROR(os::fill_frame_slack(t.tid, regs.rsp, t.handler_siginfo));
-  bool step_trap = (static_cast<unsigned>(wait_status) >> 16) == 0 && WSTOPSIG(wait_status) == SIGTRAP;
-  if (step_trap) {
+  if (os::is_sigtrap_stop(wait_status)) {
     *consumed = true;
     return resume_user(t);
   }

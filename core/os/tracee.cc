@@ -93,9 +93,7 @@ Result<SingleStep> single_step(pid_t tid) {
   }
   SingleStep step;
   REPRO_ASSIGN_OR_RETURN(step.wait_status, wait_for(tid));
-  int status = step.wait_status;
-  step.trapped = WIFSTOPPED(status) && (static_cast<unsigned>(status) >> 16) == 0 &&
-                 WSTOPSIG(status) == SIGTRAP;
+  step.trapped = is_sigtrap_stop(step.wait_status);
   if (step.trapped) {
     REPRO_ASSIGN_OR_RETURN(siginfo_t info, get_siginfo(tid));
     step.trapped = info.si_code == TRAP_TRACE;

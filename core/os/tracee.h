@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/user.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <chrono>
@@ -109,6 +110,17 @@ std::optional<int> wait_for_stop_until(pid_t tid, std::chrono::steady_clock::tim
 /// Waits for the next stop or end of thread `tid` (a tracee of the
 /// caller): its wait status. Errors: waitpid's.
 Result<int> wait_for(pid_t tid);
+
+/// True for the signal-delivery stop of a SIGTRAP (a single step's or an
+/// int3's trap), not a ptrace event stop, which reports SIGTRAP too.
+inline bool is_sigtrap_stop(int wait_status) {
+  return WIFSTOPPED(wait_status) && (static_cast<unsigned>(wait_status) >> 16) == 0 &&
+         WSTOPSIG(wait_status) == SIGTRAP;
+}
+
+/// The 8 bytes of code `word` with an int3 in place of its first byte: a
+/// breakpoint, written over the instruction where `word` was read.
+inline uint64_t with_breakpoint(uint64_t word) { return (word & ~uint64_t{0xff}) | 0xcc; }
 
 /// One PTRACE_SINGLESTEP of stopped thread `tid`, waited for: its wait
 /// status, and whether that stop is the step's own trap (SIGTRAP with
