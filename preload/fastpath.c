@@ -18,6 +18,14 @@
  * code runs, and the replayer answers each of those syscalls from the
  * trace: inside the program, from its replay queue, or at a stop.
  *
+ * Calls libc makes inside itself (readdir's getdents64, opendir's open
+ * and fstat, closedir's close, stdio's reads) never reach an exported
+ * function. For those the recorder patches the syscall instruction of
+ * libc's wrappers, one site at a time as the program first runs it, into
+ * a jump to a stub in this library's stub area, which enters
+ * repro_site_syscall below (core/patch/syscall_sites.h says which sites
+ * qualify and how a stub looks).
+ *
  * Freestanding: no libc call that could make a syscall or take a lock
  * (only __errno_location, to report failures as libc would), its own
  * syscall instructions, no stack protector, no red zone (the untraced
@@ -99,6 +107,69 @@ static long libc_result(long result) {
   return result;
 }
 
+/* The code a patched syscall site reaches (fastpath_abi.h): one entry per
+ * kind of compare the site's `syscall` was followed by, 128 bytes apart,
+ * then the stub area the recorder writes one stub per site into. A stub
+ * moves rsp below the red zone and 8 more, stores the address after the
+ * site's compare there as a return address, and jumps to its entry. The
+ * entry saves the argument registers, calls repro_site_syscall with them
+ * (number first), restores them, makes the compare on the result and
+ * returns past the site with `ret $128`, which also pops the red zone's
+ * room. Its unwind table says so, so a backtrace from inside the call goes
+ * on into libc. rcx and r11 come back changed, as a syscall leaves them;
+ * this file uses no SSE register (-mgeneral-regs-only), so no other
+ * register does. */
+long repro_site_syscall(const long* registers);
+
+#define REPRO_SITE_ENTRY(compare)                                          \
+  "  .balign 128\n"                                                       \
+  "  .cfi_startproc\n"                                                    \
+  "  .cfi_def_cfa_offset 136\n"                                           \
+  "  .cfi_offset 16, -136\n"                                              \
+  "  pushq %r9\n  .cfi_adjust_cfa_offset 8\n"                            \
+  "  pushq %r8\n  .cfi_adjust_cfa_offset 8\n"                            \
+  "  pushq %r10\n  .cfi_adjust_cfa_offset 8\n"                           \
+  "  pushq %rdx\n  .cfi_adjust_cfa_offset 8\n"                           \
+  "  pushq %rsi\n  .cfi_adjust_cfa_offset 8\n"                           \
+  "  pushq %rdi\n  .cfi_adjust_cfa_offset 8\n"                           \
+  "  pushq %rax\n  .cfi_adjust_cfa_offset 8\n"                           \
+  "  pushq %rbx\n  .cfi_adjust_cfa_offset 8\n  .cfi_rel_offset %rbx, 0\n" \
+  "  movq %rsp, %rbx\n  .cfi_def_cfa_register %rbx\n"                    \
+  "  leaq 8(%rsp), %rdi\n"                                                \
+  "  andq $-16, %rsp\n"                                                   \
+  "  call repro_site_syscall\n"                                           \
+  "  movq %rbx, %rsp\n  .cfi_def_cfa_register %rsp\n"                    \
+  "  popq %rbx\n  .cfi_adjust_cfa_offset -8\n  .cfi_restore %rbx\n"      \
+  "  leaq 8(%rsp), %rsp\n  .cfi_adjust_cfa_offset -8\n"                  \
+  "  popq %rdi\n  .cfi_adjust_cfa_offset -8\n"                           \
+  "  popq %rsi\n  .cfi_adjust_cfa_offset -8\n"                           \
+  "  popq %rdx\n  .cfi_adjust_cfa_offset -8\n"                           \
+  "  popq %r10\n  .cfi_adjust_cfa_offset -8\n"                           \
+  "  popq %r8\n  .cfi_adjust_cfa_offset -8\n"                            \
+  "  popq %r9\n  .cfi_adjust_cfa_offset -8\n"                            \
+  "  " compare "\n"                                                       \
+  "  ret $128\n"                                                          \
+  "  .cfi_endproc\n"
+
+__asm__(".pushsection .text.repro_sites,\"ax\",@progbits\n"
+        "  .balign 4096\n"
+        "  .globl repro_site_entries\n"
+        "  .hidden repro_site_entries\n"
+        "repro_site_entries:\n"
+        REPRO_SITE_ENTRY("cmpq $-4096, %rax")
+        REPRO_SITE_ENTRY("cmpq $-4095, %rax")
+        REPRO_SITE_ENTRY("cmpl $-4096, %eax")
+        REPRO_SITE_ENTRY("cmpl $-4095, %eax")
+        "  .balign 4096\n"
+        "  .globl repro_stub_area\n"
+        "  .hidden repro_stub_area\n"
+        "repro_stub_area:\n"
+        "  .fill 65536, 1, 0xcc\n"
+        ".popsection\n");
+extern const char repro_site_entries[];
+extern const char repro_stub_area[];
+_Static_assert(REPRO_FASTPATH_STUB_AREA_BYTES == 65536u, "the .fill above");
+
 /* Set once the page is in place; read-only afterwards. */
 static int page_ready;
 /* Set for good once the program installs a seccomp filter of its own:
@@ -129,6 +200,9 @@ __attribute__((constructor)) static void map_syscall_page(void) {
   if (traced_syscall(SYS_mprotect, address, FP_PAGE_BYTES, FP_PROT_READ | FP_PROT_EXEC, 0, 0,
                      0) == 0) {
     page_ready = 1;
+    traced_syscall(REPRO_FASTPATH_CONTROL_SYSCALL, REPRO_FASTPATH_OP_SYSCALL_STUBS,
+                   (long)repro_stub_area, REPRO_FASTPATH_STUB_AREA_BYTES,
+                   (long)repro_site_entries, 0, 0);
   }
   /* For replay (fastpath_abi.h); without it replay answers at stops. */
   long queue = traced_syscall(SYS_mmap, (long)REPRO_FASTPATH_REPLAY_QUEUE_ADDRESS,
@@ -581,6 +655,12 @@ EXPORT long readlinkat(int dirfd, const char* path, char* buf, unsigned long siz
 #define FP_F_GETFL 3
 #define FP_F_DUPFD_CLOEXEC 1030
 
+/* fcntl's commands that only read or set a descriptor's flags, or copy it. */
+static int is_fast_fcntl(long command) {
+  return command == FP_F_DUPFD || command == FP_F_DUPFD_CLOEXEC || command == FP_F_GETFD ||
+         command == FP_F_SETFD || command == FP_F_GETFL;
+}
+
 /* fcntl's commands that only read or set a descriptor's flags, or copy
  * it: find's directory walk makes three of them per directory. The others
  * (locks, which may wait, leases, owners, pipe sizes...) go to libc's. */
@@ -590,9 +670,7 @@ EXPORT int fcntl(int fd, int command, ...) {
   long arg = va_arg(list, long);
   va_end(list);
   struct repro_fastpath_header* header = usable_buffer();
-  int fast = command == FP_F_DUPFD || command == FP_F_DUPFD_CLOEXEC || command == FP_F_GETFD ||
-             command == FP_F_SETFD || command == FP_F_GETFL;
-  if (header == NULL || !fast) {
+  if (header == NULL || !is_fast_fcntl(command)) {
     return __fcntl(fd, command, arg);
   }
   return (int)libc_result(
@@ -620,6 +698,97 @@ EXPORT int prctl(int option, ...) {
     own_filter_installed = 1;
   }
   return (int)libc_result(traced_syscall(SYS_prctl, option, a2, a3, a4, a5, 0));
+}
+
+/* getdents64 (readdir's only syscall), which never blocks: at most
+ * REPRO_FASTPATH_MAX_OUTPUT_BYTES at a time (readdir asks for 32 KiB and
+ * calls again for the rest), the entries logged as the output. */
+static long getdents_syscall(long fd, long entries, long count) {
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL) {
+    return traced_syscall(SYS_getdents64, fd, entries, count, 0, 0, 0);
+  }
+  if ((unsigned long)count > REPRO_FASTPATH_MAX_OUTPUT_BYTES) {
+    count = REPRO_FASTPATH_MAX_OUTPUT_BYTES;
+  }
+  return logged_syscall(header, SYS_getdents64, fd, entries, count, 0, 0, 0, (uint64_t)entries,
+                        (uint32_t)count, OUTPUT_RESULT_BYTES);
+}
+
+/* A syscall from a patched site inside libc: the same choices as the
+ * exported functions above make, on the raw syscall (result -errno).
+ * `registers`: the number, then the six arguments. Whatever the recorder
+ * patched but this does not take (a number it does not know) is made as
+ * a traced syscall, from here. */
+long repro_site_syscall(const long* registers) {
+  long number = registers[0];
+  long a1 = registers[1], a2 = registers[2], a3 = registers[3];
+  long a4 = registers[4], a5 = registers[5], a6 = registers[6];
+  struct repro_fastpath_header* header;
+  switch (number) {
+    case SYS_getpid:
+    case SYS_getppid:
+    case SYS_gettid:
+      return id_syscall(number);
+    case SYS_read:
+    case SYS_pread64:
+      header = read_buffer(a1, (unsigned long)a3);
+      return header == NULL ? traced_syscall(number, a1, a2, a3, a4, 0, 0)
+                            : logged_read(header, number, a1, a2, a3, a4);
+    case SYS_lseek:
+      return plain_syscall(number, a1, a2, a3, 0, 0, 0);
+    case SYS_fstat:
+      return plain_syscall(number, a1, a2, 0, 0, (uint64_t)a2, FP_STAT_BYTES);
+    case SYS_newfstatat:
+      if (a2 == 0) {
+        break;
+      }
+      return path_syscall(number, a1, a2, a3, a4, 0, 1, (uint64_t)a3, FP_STAT_BYTES);
+    case SYS_statx:
+      if (a2 == 0) {
+        break;
+      }
+      return path_syscall(number, a1, a2, a3, a4, a5, 1, (uint64_t)a5, FP_STATX_BYTES);
+    case SYS_access:
+      if (a1 == 0) {
+        break;
+      }
+      return path_syscall(number, a1, a2, 0, 0, 0, 0, 0, 0);
+    case SYS_getdents64:
+      return getdents_syscall(a1, a2, a3);
+    case SYS_close:
+      header = usable_buffer();
+      if (header == NULL || file_type(header, a1) != FP_S_IFDIR) {
+        break;
+      }
+      return logged_syscall(header, SYS_close, a1, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
+    case SYS_openat:
+      header = usable_buffer();
+      if (header == NULL || (a3 & (FP_O_CREAT | FP_O_TMPFILE_BIT)) || !(a3 & FP_O_DIRECTORY) ||
+          a2 == 0) {
+        break;
+      }
+      return logged_syscall_with_strings(header, SYS_openat, a1, a2, a3, 0, 0, 0, 0, 0,
+                                         OUTPUT_NONE, 1, -1);
+    case SYS_fcntl:
+      header = usable_buffer();
+      if (header == NULL || !is_fast_fcntl(a2)) {
+        break;
+      }
+      return logged_syscall(header, SYS_fcntl, a1, a2, a3, 0, 0, 0, 0, 0, OUTPUT_NONE);
+    case SYS_readlink:
+      return readlink_syscall(number, a1, a2, a3, 0, 0, (uint64_t)a2, (unsigned long)a3);
+    case SYS_readlinkat:
+      return readlink_syscall(number, a1, a2, a3, a4, 1, (uint64_t)a3, (unsigned long)a4);
+    case SYS_getxattr:
+    case SYS_lgetxattr:
+      return xattr_syscall(number, a1, (const char*)a2, (void*)a3, (unsigned long)a4, 1);
+    case SYS_fgetxattr:
+      return xattr_syscall(number, a1, (const char*)a2, (void*)a3, (unsigned long)a4, 0);
+    default:
+      break;
+  }
+  return traced_syscall(number, a1, a2, a3, a4, a5, a6);
 }
 
 /* syscall(2) for the numbers above; every other number is passed on,

@@ -53,6 +53,27 @@
  * end_offset back to the first record (a memory write of the logged call,
  * so replay makes it at the same point). */
 #define REPRO_FASTPATH_OP_FLUSH 2
+/* Patched syscall sites (core/patch/syscall_sites.h): args[1] is the
+ * library's stub area, args[2] its size in bytes, args[3] the address of
+ * its entry for sites followed by `cmp $-4096,%rax` (the others follow it
+ * at REPRO_FASTPATH_SITE_ENTRY_STRIDE apart, in the order of
+ * enum repro_site_compare). Result 0: the recorder may patch the process's
+ * syscall sites to jump through that area; anything else: it will not.
+ * Sent once per process image, by the library's constructor. */
+#define REPRO_FASTPATH_OP_SYSCALL_STUBS 3
+#define REPRO_FASTPATH_STUB_AREA_BYTES 65536u
+#define REPRO_FASTPATH_SITE_ENTRY_STRIDE 128u
+/* The instruction after a patchable `syscall`, which the entry runs in its
+ * place before it returns: libc's test of the result for an error. */
+enum repro_site_compare {
+  REPRO_SITE_CMP_RAX_4096 = 0, /* 48 3d 00 f0 ff ff  cmp $-4096,%rax */
+  REPRO_SITE_CMP_RAX_4095 = 1, /* 48 3d 01 f0 ff ff  cmp $-4095,%rax */
+  REPRO_SITE_CMP_EAX_4096 = 2, /* 3d 00 f0 ff ff     cmp $-4096,%eax */
+  REPRO_SITE_CMP_EAX_4095 = 3  /* 3d 01 f0 ff ff     cmp $-4095,%eax */
+};
+/* A stub sets the return address below the red zone, then jumps to the
+ * entry, which returns with `ret $REPRO_FASTPATH_SITE_RED_ZONE_BYTES`. */
+#define REPRO_FASTPATH_SITE_RED_ZONE_BYTES 128u
 
 #define REPRO_FASTPATH_BUFFER_MAGIC 0x31425052u /* "RPB1" */
 /* 64 KiB per thread: 1,000+ getppid records between two stops, and a read
