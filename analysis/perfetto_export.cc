@@ -429,6 +429,10 @@ class TimelineExporter::Impl {
         args["path"] = e.path;
         args["sites"] = e.writes.size();
         break;
+      case format::EventKind::kSyscallPatch:
+        args["path"] = e.path;
+        args["site"] = fmt::format("{:#x}", e.address);
+        break;
       case format::EventKind::kThreadExit:
         name = "exit";
         category = "thread";

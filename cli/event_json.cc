@@ -145,6 +145,11 @@ Json event_json(uint64_t index, const format::Event& e) {
       j["path"] = e.path;
       j["sites"] = writes_json(e.writes);
       break;
+    case format::EventKind::kSyscallPatch:
+      j["path"] = e.path;
+      j["site"] = e.address;
+      j["writes"] = writes_json(e.writes);
+      break;
     case format::EventKind::kSyscallBatch: {
       j["bytes"] = e.data.size();
       auto syscalls = fastpath::parse_syscall_batch(e.data);

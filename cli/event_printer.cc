@@ -109,6 +109,9 @@ std::string describe_event(uint64_t index, const format::Event& e) {
       return fmt::format("{} {} site{} in {}:{}", head, e.writes.size(),
                          e.writes.size() == 1 ? "" : "s", e.path, sites);
     }
+    case format::EventKind::kSyscallPatch:
+      return fmt::format("{} site {:#x} in {} now jumps to a stub at {:#x}", head, e.address,
+                         e.path, e.writes.empty() ? 0 : e.writes.front().address);
     case format::EventKind::kThreadStart:
       return fmt::format("{} parent t{} tid {} flags {:#x}", head, e.parent_thread, e.recorded_tid,
                          e.clone_flags);

@@ -20,6 +20,7 @@
 #include "core/os/host_probe.h"
 #include "core/os/signal_frame.h"
 #include "core/os/spawn.h"
+#include "core/patch/syscall_sites.h"
 #include "core/seccomp/seccomp_filter.h"
 #include "core/syscalls/syscall_table.h"
 #include "replayer/divergence.h"
@@ -821,6 +822,8 @@ Status ReplaySession::replay_event(const format::Event& event) {
       return on_rdtsc(event);
     case format::EventKind::kRdtscPatch:
       return on_rdtsc_patch(event);
+    case format::EventKind::kSyscallPatch:
+      return on_syscall_patch(event);
     case format::EventKind::kThreadExit:
       return on_thread_exit(event);
     case format::EventKind::kMappedFile:
@@ -1191,6 +1194,31 @@ Status ReplaySession::on_rdtsc_patch(const format::Event& event) {
     REPRO_RETURN_IF_ERROR(patched);
   }
   return Status::ok();
+}
+
+Status ReplaySession::on_syscall_patch(const format::Event& event) {
+  ReplayThread& t = thread(event.thread);
+  REPRO_RETURN_IF_ERROR(ensure_started(t));
+  const auto* original = reinterpret_cast<const uint8_t*>(event.data.data());
+  auto compare = event.data.size() > 2 ? patch::site_compare_at(original + 2, event.data.size() - 2)
+                                       : std::nullopt;
+  if (!compare || event.writes.size() != 2) {
+    return Status::error(StatusCode::kCorruption,
+                         fmt::format("event #{}: a syscall-patch event without a site", event_index_));
+  }
+  std::string found(event.data.size(), '\0');
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, event.address, found.data(), found.size()));
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  if (found != event.data || regs.rip != event.address + 2) {
+    return diverged(t, fmt::format("the syscall site at {:#x} in {} to patch, the thread past its syscall", event.address, event.path),
+                    fmt::format("the thread at {:#x}, the site's bytes {}", regs.rip,
+                                found == event.data ? "as recorded" : "changed"));
+  }
+  for (const format::MemoryWrite& write : event.writes) {
+    REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, write.address, write.bytes.data(), write.bytes.size()));
+  }
+  patch::finish_site_compare(regs, compare->first, static_cast<uint8_t>(event.data.size()));
+  return os::set_registers(t.tid, regs);
 }
 
 Status ReplaySession::on_preempt(const format::Event& event) {

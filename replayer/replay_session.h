@@ -164,6 +164,8 @@ class ReplaySession {
   Status on_preempt(const format::Event& event);
   Status on_rdtsc(const format::Event& event);
   Status on_rdtsc_patch(const format::Event& event);
+  // kSyscallPatch: the same writes, and the thread past the site.
+  Status on_syscall_patch(const format::Event& event);
   /// When replay patches rdtsc itself (a trace recorded in trapping mode,
   /// replayed where rdtsc cannot be trapped): patches the code of t's
   /// process made executable in [start, end).

@@ -27,6 +27,8 @@
 #include "core/fastpath/fastpath_abi.h"
 #include "core/fastpath/syscall_batch.h"
 #include "core/os/tracee.h"
+#include "core/patch/syscall_sites.h"
+#include "core/syscalls/syscall_table.h"
 #include "tracer/file_read_references.h"
 #include "tracer/record_session.h"
 #include "tracer/record_thread.h"
@@ -154,6 +156,10 @@ Result<bool> RecordSession::on_fast_path_control(Thread& t) {
     t.fast_path->address = t.args[1];
     t.fast_path->drained_offset = sizeof(repro_fastpath_header);
     result = 0;
+  } else if (fast_path_on_ && patch_syscall_sites_ &&
+             t.args[0] == REPRO_FASTPATH_OP_SYSCALL_STUBS) {
+    site_patcher_.offer_stubs(t.pid, t.args[1], t.args[2], t.args[3]);
+    result = 0;
   } else if (t.fast_path && t.args[0] == REPRO_FASTPATH_OP_FLUSH) {
     // Drained at this stop already (step()): start the buffer over.
     uint32_t start = sizeof(repro_fastpath_header);
@@ -216,6 +222,60 @@ Result<RecordSession::StepOutcome> RecordSession::step_out_of_fast_path_syscall(
     REPRO_RETURN_IF_ERROR(os::set_signal_mask(t.tid, program_mask));  // a step's trap unblocks SIGTRAP
   }
   return StepOutcome::kAtRelocatable;
+}
+
+Status RecordSession::patch_syscall_site(Thread& t, int64_t result) {
+  if (!SyscallSitePatcher::worth_patching(t.syscall_number) ||
+      syscalls::is_restart_result(result)) {
+    return Status::ok();
+  }
+  auto occupied = [&](uint64_t start, uint64_t end) {
+    for (const auto& [tid, other] : threads_) {
+      if (tid == t.tid || other->pid != t.pid) {
+        continue;
+      }
+      uint64_t rip = other->entry_regs.rip;
+      if (other->state != Thread::State::kInSyscall) {
+        auto regs = os::get_registers(tid);
+        if (!regs.is_ok()) {
+          return true;  // cannot tell where it stands
+        }
+        rip = regs->rip;
+      }
+      if (rip >= start && rip < end) {
+        return true;
+      }
+    }
+    return false;
+  };
+  REPRO_ASSIGN_OR_RETURN(std::optional<SitePatch> patch,
+                         site_patcher_.plan(t.tid, t.pid, t.syscall_number, t.entry_regs.rip,
+                                            occupied));
+  if (!patch) {
+    return Status::ok();
+  }
+  REPRO_ASSIGN_OR_RETURN(os::Registers regs, os::get_registers(t.tid));
+  auto compare = patch::site_compare_at(
+      reinterpret_cast<const uint8_t*>(patch->original.data()) + 2, patch->original.size() - 2);
+  if (regs.rip != patch->site + 2 || !compare) {
+    return Status::ok();  // not standing past the syscall: another time
+  }
+  REPRO_RETURN_IF_ERROR(
+      os::write_memory(t.tid, patch->stub, patch->stub_bytes.data(), patch->stub_bytes.size()));
+  REPRO_RETURN_IF_ERROR(
+      os::write_memory(t.tid, patch->site, patch->jump_bytes.data(), patch->jump_bytes.size()));
+  patch::finish_site_compare(regs, compare->first, static_cast<uint8_t>(patch->original.size()));
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  site_patcher_.made(t.pid, *patch);
+  event_.clear();
+  event_.kind = format::EventKind::kSyscallPatch;
+  event_.thread = t.index;
+  event_.path = patch->path;
+  event_.address = patch->site;
+  event_.data = patch->original;
+  event_.writes.push_back({patch->stub, patch->stub_bytes});
+  event_.writes.push_back({patch->site, patch->jump_bytes});
+  return log(event_);
 }
 
 void RecordSession::inherit_fast_path(const Thread& parent, Thread& child, uint64_t clone_flags) {

@@ -260,6 +260,8 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
     } else {
       preload_library(library, &env);
       session->fast_path_on_ = true;
+      const char* patching = getenv("REPRO_SYSCALL_PATCHING");
+      session->patch_syscall_sites_ = patching == nullptr || std::string(patching) != "off";
     }
   }
   header.env = format::redact_environment(env, options.redact_env, &header.redacted_env);
@@ -1204,6 +1206,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   note_signal_timers(t, result);
   wake_held(unheld);  // after this event: their output comes after its
   REPRO_RETURN_IF_ERROR(patch_code_made_executable(t, result));
+  REPRO_RETURN_IF_ERROR(patch_syscall_site(t, result));
   if (result == 0 && (t.syscall_number == SYS_execve || t.syscall_number == SYS_execveat) &&
       stop_after_exec_for_emulated_tracer(t)) {
     t.entered_logged = false;
@@ -1254,6 +1257,9 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
   child.clear_child_tid = (flags & CLONE_CHILD_CLEARTID) ? t.args[3] : 0;
   if (child.pid != t.pid) {
     patcher_.note_fork(t.pid, child.pid);  // its own copy of the patched code
+    if (ptrace_event != PTRACE_EVENT_VFORK && !(flags & CLONE_VM)) {
+      site_patcher_.note_fork(t.pid, child.pid);  // a vfork child patches nothing
+    }
   }
   inherit_fast_path(t, child,
                     ptrace_event == PTRACE_EVENT_CLONE   ? flags
@@ -1366,6 +1372,7 @@ Status RecordSession::log_exec(Thread& thread, bool first_exec) {
                           event_.path, *lost));
   }
   patcher_.note_exec(thread.pid);
+  site_patcher_.forget(thread.pid);
   // The program and ld.so, mapped by the kernel. The first exec has no
   // syscall event; replay stands at its exec stop too.
   return patch_new_code(thread, 0, UINT64_MAX, /*defer=*/!first_exec);
@@ -1676,6 +1683,8 @@ Status RecordSession::deliver_signal(Thread& t, int signal, siginfo_t info) {
     // in every run, as replay does (see core/os/signal_frame.h): the FPU
     // state saved in it, and for an asynchronous signal its trap info.
     REPRO_ASSIGN_OR_RETURN(t.xstate_before_handler, os::get_extended_registers(t.tid));
+    REPRO_ASSIGN_OR_RETURN(os::Registers interrupted, os::get_registers(t.tid));
+    site_patcher_.note_signal_return(t.pid, interrupted.rip);  // the handler returns there
     t.handler_siginfo = info;
     request = PTRACE_SINGLESTEP;
     t.stepping_into_handler = true;

@@ -40,6 +40,7 @@
 #include "core/base/status.h"
 #include "core/format/trace_writer.h"
 #include "core/patch/rdtsc_patcher.h"
+#include "tracer/syscall_site_patcher.h"
 #include "tracer/deadlock.h"
 #include "tracer/file_read_references.h"
 #include "tracer/pipe_data_references.h"
@@ -220,6 +221,9 @@ class RecordSession {
   /// At the exit of t's syscall (after its event): in patching mode, patch
   /// what an mmap or mprotect made executable, or log an exec's patches.
   Status patch_code_made_executable(Thread& t, int64_t result);
+  // At a syscall's exit: patch the site it came from, if that is now due
+  // (tracer/syscall_site_patcher.h), and log it.
+  Status patch_syscall_site(Thread& t, int64_t result);
 
   // Job control: a group-stop lasts until SIGCONT.
   Status begin_job_stop(Thread& t);
@@ -395,6 +399,8 @@ class RecordSession {
   SyscallRecorder recorder_;
   OutputOrder output_order_;
   patch::RdtscPatcher patcher_;
+  SyscallSitePatcher site_patcher_;
+  bool patch_syscall_sites_ = false;  // REPRO_SYSCALL_PATCHING=off clears it
   bool patch_rdtsc_ = false;  // patching mode (the header's tsc_mode)
   ScopedFd signal_fd_;
 

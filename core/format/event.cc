@@ -61,6 +61,8 @@ const char* event_kind_name(EventKind kind) {
       return "deadlock";
     case EventKind::kFailureStacks:
       return "failure-stacks";
+    case EventKind::kSyscallPatch:
+      return "syscall-patch";
   }
   return "unknown";
 }

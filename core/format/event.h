@@ -79,8 +79,16 @@ enum class EventKind : uint8_t {
   /// backtrace of every thread of the process. Replay has nothing to do
   /// for it; `repro report` reads it.
   kFailureStacks = 13,
+  /// The thread's syscall just logged came from a syscall site the
+  /// recorder then patched (core/patch/syscall_sites.h): path names the
+  /// file the code came from, address is the site, data its original
+  /// bytes (the syscall and the compare after it); writes holds the stub
+  /// and then the jump that replaces the site. The thread, which stood
+  /// past the syscall, goes on past the site with the compare's flags.
+  /// Replay makes the same writes and moves the thread the same way.
+  kSyscallPatch = 14,
 };
-constexpr uint8_t kMaxEventKind = 13;
+constexpr uint8_t kMaxEventKind = 14;
 
 /// Bits of Event::syscall_flags.
 enum SyscallFlag : uint32_t {

@@ -15,7 +15,7 @@ namespace {
 constexpr uint8_t kKindMask = 0x0F;
 constexpr uint8_t kThreadFollows = 0x10;
 constexpr uint8_t kArgsFollow = 0x20;    // syscall kinds only
-constexpr uint8_t kWritesFollow = 0x40;  // kSyscall, kSyscallEntered, kPreempt, kRdtscPatch
+constexpr uint8_t kWritesFollow = 0x40;  // kSyscall, kSyscallEntered, kPreempt, k*Patch
 constexpr uint8_t kFlagsFollow = 0x80;   // kSyscall only
 constexpr uint8_t kArgsMaskBits = 0x3F;  // one bit per argument
 
@@ -29,6 +29,7 @@ uint8_t allowed_flags(EventKind kind) {
       return kThreadFollows | kArgsFollow | kWritesFollow;
     case EventKind::kPreempt:
     case EventKind::kRdtscPatch:
+    case EventKind::kSyscallPatch:
       return kThreadFollows | kWritesFollow;
     default:
       return kThreadFollows;
@@ -46,7 +47,8 @@ inline size_t string_bound(const std::string& s) { return kMaxVarint64Bytes + s.
 size_t encoded_bound(const Event& event) {
   size_t bound = 1 + 5 + 5 + 1 + 6 * kMaxVarint64Bytes + kMaxVarint64Bytes + 5 + kMaxVarint64Bytes;
   if (event.kind == EventKind::kSyscall || event.kind == EventKind::kSyscallEntered ||
-      event.kind == EventKind::kPreempt || event.kind == EventKind::kRdtscPatch) {
+      event.kind == EventKind::kPreempt || event.kind == EventKind::kRdtscPatch ||
+      event.kind == EventKind::kSyscallPatch) {
     for (const MemoryWrite& write : event.writes) {
       bound += 2 * kMaxVarint64Bytes + write.bytes.size();
     }
@@ -61,6 +63,9 @@ size_t encoded_bound(const Event& event) {
       break;
     case EventKind::kRdtscPatch:
       bound += string_bound(event.path);
+      break;
+    case EventKind::kSyscallPatch:
+      bound += string_bound(event.path) + kMaxVarint64Bytes + string_bound(event.data);
       break;
     case EventKind::kExec:
       bound += string_bound(event.path) + string_bound(event.content_id) +
@@ -221,7 +226,12 @@ uint8_t* encode_event(const Event& event, EventCodecState& state, uint8_t* p) {
       state.previous_rdtsc_address = event.address;
       break;
     case EventKind::kRdtscPatch:
+    case EventKind::kSyscallPatch:
       p = put_bytes(p, event.path);
+      if (event.kind == EventKind::kSyscallPatch) {
+        p = put_varint64(p, event.address);
+        p = put_bytes(p, event.data);
+      }
       if (!event.writes.empty()) {
         kind |= kWritesFollow;
         p = put_writes(p, event.writes, state);
@@ -626,6 +636,12 @@ bool FrameDecoder::decode_event(Event* event) {
       break;
     case EventKind::kRdtscPatch:
       REPRO_DECODE(bytes(&event->path, "path length"));
+      REPRO_DECODE(writes());
+      break;
+    case EventKind::kSyscallPatch:
+      REPRO_DECODE(bytes(&event->path, "path length"));
+      REPRO_DECODE(varint(&event->address, "bad site address"));
+      REPRO_DECODE(bytes(&event->data, "site bytes length"));
       REPRO_DECODE(writes());
       break;
     case EventKind::kThreadStart:

@@ -97,14 +97,31 @@ std::vector<SyscallSite> syscall_sites_in_function(const uint8_t* code, size_t s
   const csh handle = decoder.handle();
   const uint8_t* const start = code;
   const uint64_t start_address = address;
-  std::vector<SyscallSite> sites;
-  std::set<uint64_t> targets;  // of the function's direct branches
+  const size_t total = size;
+  // One pass to decode and collect the direct branches' targets, one to
+  // follow the constant in eax through straight-line code.
+  struct Decoded {
+    uint64_t address = 0;
+    uint8_t size = 0;
+    bool is_syscall = false;
+    int sets_constant = -1;   // the constant it loads into eax, if it does
+    bool writes_eax = false;  // any other write to rax, eax, ax, al or ah
+    bool leaves = false;      // an unconditional jump, call or return
+  };
+  std::vector<Decoded> decoded;
+  std::set<uint64_t> targets;
   bool indirect_jump = false;
-  int previous_constant = -1;
   cs_insn* insn = cs_malloc(handle);
   while (cs_disasm_iter(handle, &code, &size, &address, insn)) {
-    bool branch = cs_insn_group(handle, insn, CS_GRP_JUMP) || cs_insn_group(handle, insn, CS_GRP_CALL);
-    if (branch) {
+    Decoded d;
+    d.address = insn->address;
+    d.size = static_cast<uint8_t>(insn->size);
+    d.is_syscall = insn->id == X86_INS_SYSCALL;
+    d.sets_constant = eax_constant(*insn);
+    bool jump = cs_insn_group(handle, insn, CS_GRP_JUMP);
+    bool call = cs_insn_group(handle, insn, CS_GRP_CALL);
+    d.leaves = call || insn->id == X86_INS_JMP || cs_insn_group(handle, insn, CS_GRP_RET);
+    if (jump || call) {
       const cs_x86& x86 = insn->detail->x86;
       for (uint8_t i = 0; i < x86.op_count; ++i) {
         if (x86.operands[i].type == X86_OP_IMM) {
@@ -114,18 +131,42 @@ std::vector<SyscallSite> syscall_sites_in_function(const uint8_t* code, size_t s
         }
       }
     }
-    if (insn->id == X86_INS_SYSCALL && previous_constant >= 0) {
-      size_t offset = insn->address - start_address + insn->size;
-      if (auto compare = site_compare_at(start + offset, size)) {
-        sites.push_back({insn->address, previous_constant, compare->first,
-                         static_cast<uint8_t>(insn->size + compare->second)});
+    cs_regs read_regs, written_regs;
+    uint8_t read_count = 0, written_count = 0;
+    if (cs_regs_access(handle, insn, read_regs, &read_count, written_regs, &written_count) ==
+        CS_ERR_OK) {
+      for (uint8_t i = 0; i < written_count; ++i) {
+        uint16_t reg = written_regs[i];
+        d.writes_eax |= reg == X86_REG_RAX || reg == X86_REG_EAX || reg == X86_REG_AX ||
+                        reg == X86_REG_AL || reg == X86_REG_AH;
       }
+    } else {
+      d.writes_eax = true;
     }
-    previous_constant = eax_constant(*insn);
+    decoded.push_back(d);
   }
   cs_free(insn, 1);
   if (indirect_jump) {
     return {};
+  }
+  std::vector<SyscallSite> sites;
+  int constant = -1;
+  for (const Decoded& d : decoded) {
+    if (targets.count(d.address) != 0) {
+      constant = -1;  // reached from elsewhere too, maybe with another eax
+    }
+    if (d.is_syscall && constant >= 0) {
+      size_t offset = d.address - start_address + d.size;
+      if (auto compare = site_compare_at(start + offset, offset <= total ? total - offset : 0)) {
+        sites.push_back({0, d.address, constant, compare->first,
+                         static_cast<uint8_t>(d.size + compare->second)});
+      }
+    }
+    if (d.sets_constant >= 0) {
+      constant = d.sets_constant;
+    } else if (d.writes_eax || d.leaves) {
+      constant = -1;
+    }
   }
   std::erase_if(sites, [&](const SyscallSite& site) {
     auto target = targets.lower_bound(site.vaddr);
@@ -148,8 +189,9 @@ Result<std::vector<SyscallSite>> scan_for_syscall_sites(const std::string& path)
     if (code == nullptr || !holds_syscall_bytes(code, size)) {
       continue;
     }
-    for (const SyscallSite& site : syscall_sites_in_function(code, size, range.start)) {
+    for (SyscallSite& site : syscall_sites_in_function(code, size, range.start)) {
       if (seen.insert(site.vaddr).second) {
+        site.file_offset = static_cast<uint64_t>(code - elf->file()) + (site.vaddr - range.start);
         sites.push_back(site);
       }
     }
@@ -212,12 +254,12 @@ void finish_site_compare(os::Registers& regs, repro_site_compare compare, uint8_
   constexpr uint64_t kCF = 1 << 0, kPF = 1 << 2, kAF = 1 << 4, kZF = 1 << 6, kSF = 1 << 7,
                      kOF = 1 << 11;
   uint64_t flags = regs.eflags & ~(kCF | kPF | kAF | kZF | kSF | kOF);
-  if (left < right) flags |= kCF;
-  if (__builtin_popcount(static_cast<unsigned>(difference & 0xff)) % 2 == 0) flags |= kPF;
-  if (((left ^ right ^ difference) >> 4) & 1) flags |= kAF;
-  if (difference == 0) flags |= kZF;
-  if (bit(difference, sign_bit)) flags |= kSF;
-  if (bit(left ^ right, sign_bit) && bit(left ^ difference, sign_bit)) flags |= kOF;
+  flags |= left < right ? kCF : 0;
+  flags |= __builtin_popcount(static_cast<unsigned>(difference & 0xff)) % 2 == 0 ? kPF : 0;
+  flags |= bit(left ^ right ^ difference, 4) ? kAF : 0;
+  flags |= difference == 0 ? kZF : 0;
+  flags |= bit(difference, sign_bit) ? kSF : 0;
+  flags |= bit(left ^ right, sign_bit) && bit(left ^ difference, sign_bit) ? kOF : 0;
   regs.eflags = flags;
   regs.rip += length - 2;  // rip stood past the syscall, 2 bytes into the site
 }

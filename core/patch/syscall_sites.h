@@ -38,7 +38,8 @@ namespace repro::patch {
 
 /// One patchable syscall instruction in a file.
 struct SyscallSite {
-  uint64_t vaddr = 0;         // of the syscall instruction, in the ELF's own address space
+  uint64_t file_offset = 0;   // where the syscall instruction is in the file
+  uint64_t vaddr = 0;         // and in the ELF's own address space
   int syscall_number = -1;    // the constant loaded into eax before it
   repro_site_compare compare = REPRO_SITE_CMP_RAX_4096;
   uint8_t length = 0;         // syscall and compare: 7 or 8 bytes
@@ -51,7 +52,7 @@ struct SyscallSite {
 Result<std::vector<SyscallSite>> scan_for_syscall_sites(const std::string& path);
 
 /// The sites in `code` (one function, at `address`, starting at an
-/// instruction boundary), by the rules above.
+/// instruction boundary), by the rules above; their file_offset is 0.
 std::vector<SyscallSite> syscall_sites_in_function(const uint8_t* code, size_t size,
                                                    uint64_t address);
 

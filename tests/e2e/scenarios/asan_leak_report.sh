@@ -31,7 +31,9 @@ record 120 trace record.out record.err "$program"
   fail "recording exited $status, natively $native_status: $(tail -n 20 record.err)"
 check_report "recording" record.err
 cmp -s native.out record.out || fail "recorded stdout differs: $(diff native.out record.out)"
-grep -q 'repro: warning' record.err && fail "record warned: $(grep 'repro: warning' record.err)"
+# The one warning a host may add: that it cannot trap rdtsc (patching mode).
+warnings=$(grep 'repro: warning' record.err | grep -v 'this host does not trap rdtsc')
+[ -z "$warnings" ] || fail "record warned: $warnings"
 expect_check_complete trace
 for run in 1 2; do
   expect_same_replay trace record.out record.err "$status"

@@ -155,6 +155,16 @@ std::vector<Event> one_of_each_kind() {
   e.thread = 2;
   e.data = std::string("\x0b\x02\x00\x00", 4);
   events.push_back(e);
+
+  e = Event{};
+  e.kind = EventKind::kSyscallPatch;
+  e.thread = 1;
+  e.path = "/lib/x86_64-linux-gnu/libc.so.6";
+  e.address = 0x7ffff7e8f094;
+  e.data = std::string("\x0f\x05\x48\x3d\x00\xf0\xff\xff", 8);
+  e.writes = {{0x7ffff7fb9000, std::string(32, '\xcc')},
+              {0x7ffff7e8f094, std::string("\xe9\x67\xa0\x12\x00\xcc\xcc\xcc", 8)}};
+  events.push_back(e);
   return events;
 }
 

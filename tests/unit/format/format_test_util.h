@@ -147,6 +147,13 @@ inline void make_event(uint64_t index, Event* event) {
   } else if (pick < 99) {
     event->kind = EventKind::kSyscallBatch;
     event->data = rng.bytes(rng.below(300));
+  } else if (rng.below(2) == 0) {
+    event->kind = EventKind::kSyscallPatch;
+    event->path = "/lib/x86_64-linux-gnu/libc.so.6";
+    event->address = 0x7ffff7e00000ull + rng.below(1 << 20);
+    event->data = std::string("\x0f\x05\x48\x3d\x00\xf0\xff\xff", 8);
+    event->writes.push_back({0x7ffff7fb0000ull + rng.below(2048) * 32, rng.bytes(32)});
+    event->writes.push_back({event->address, rng.bytes(8)});
   } else {
     event->kind = EventKind::kRdtscPatch;
     event->path = "/lib64/ld-linux-x86-64.so.2";

@@ -76,7 +76,29 @@ TEST_CASE("a syscall with a constant number and libc's error test is a site") {
   CHECK(sites[0].length == 7);
 }
 
+TEST_CASE("the number may be loaded a few instructions before") {
+  // mov $257,%eax; mov %rdi,%rsi; mov $-100,%edi; syscall; cmp $-4096,%rax; ret
+  std::vector<uint8_t> code = {0xb8, 0x01, 0x01, 0x00, 0x00, 0x48, 0x89, 0xfe, 0xbf, 0x9c, 0xff,
+                               0xff, 0xff, 0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0xc3};
+  auto sites = sites_in(code);
+  REQUIRE(sites.size() == 1);
+  CHECK(sites[0].syscall_number == SYS_openat);
+  CHECK(sites[0].vaddr == 0x100d);
+}
+
 TEST_CASE("syscalls that are not sites") {
+  SECTION("eax is changed between the constant and the syscall") {
+    // mov $0,%eax; add %edi,%eax; syscall; cmp $-4096,%rax; ret
+    CHECK(sites_in({0xb8, 0, 0, 0, 0, 0x01, 0xf8, 0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff,
+                    0xc3})
+              .empty());
+  }
+  SECTION("a branch lands between the constant and the syscall") {
+    // jmp +5 (to the nop); mov $0,%eax; nop; syscall; cmp $-4096,%rax; ret
+    CHECK(sites_in({0xeb, 0x05, 0xb8, 0, 0, 0, 0, 0x90, 0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff,
+                    0xff, 0xc3})
+              .empty());
+  }
   SECTION("the number comes from a register") {
     // mov %edi,%eax; syscall; cmp $-4096,%rax; ret
     CHECK(sites_in({0x89, 0xf8, 0x0f, 0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0xc3}).empty());
