@@ -120,6 +120,7 @@ static long libc_result(long result) {
  * this file uses no SSE register (-mgeneral-regs-only), so no other
  * register does. */
 long repro_site_syscall(const long* registers);
+void repro_record_published(void);
 
 #define REPRO_SITE_ENTRY(compare)                                          \
   "  .balign 128\n"                                                       \
@@ -202,7 +203,7 @@ __attribute__((constructor)) static void map_syscall_page(void) {
     page_ready = 1;
     traced_syscall(REPRO_FASTPATH_CONTROL_SYSCALL, REPRO_FASTPATH_OP_SYSCALL_STUBS,
                    (long)repro_stub_area, REPRO_FASTPATH_STUB_AREA_BYTES,
-                   (long)repro_site_entries, 0, 0);
+                   (long)repro_site_entries, (long)repro_record_published, 0);
   }
   /* For replay (fastpath_abi.h); without it replay answers at stops. */
   long queue = traced_syscall(SYS_mmap, (long)REPRO_FASTPATH_REPLAY_QUEUE_ADDRESS,
@@ -248,6 +249,11 @@ static struct repro_fastpath_header* buffer(void) {
   thread_buffer = header;
   return header;
 }
+
+/* Called each time a record is published, past its busy mark: where the
+ * recorder sets a breakpoint to run a thread out of a logged call (a signal
+ * waits till then), instead of stepping through its output's copy. */
+__attribute__((noinline)) void repro_record_published(void) { __asm__ volatile(""); }
 
 /* How many of the bytes at the output address a syscall wrote. */
 enum output_kind {
@@ -367,6 +373,7 @@ static long logged_syscall_with_strings(struct repro_fastpath_header* header, lo
   header->end_offset += record->record_bytes;
   __asm__ volatile("" ::: "memory");
   header->busy = 0;
+  repro_record_published();
   return result;
 }
 

@@ -156,9 +156,11 @@ Result<bool> RecordSession::on_fast_path_control(Thread& t) {
     t.fast_path->address = t.args[1];
     t.fast_path->drained_offset = sizeof(repro_fastpath_header);
     result = 0;
-  } else if (fast_path_on_ && patch_syscall_sites_ &&
-             t.args[0] == REPRO_FASTPATH_OP_SYSCALL_STUBS) {
-    site_patcher_.offer_stubs(t.pid, t.args[1], t.args[2], t.args[3]);
+  } else if (fast_path_on_ && t.args[0] == REPRO_FASTPATH_OP_SYSCALL_STUBS) {
+    if (patch_syscall_sites_) {
+      site_patcher_.offer_stubs(t.pid, t.args[1], t.args[2], t.args[3]);
+    }
+    record_published_points_[t.pid] = t.args[4];
     result = 0;
   } else if (t.fast_path && t.args[0] == REPRO_FASTPATH_OP_FLUSH) {
     // Drained at this stop already (step()): start the buffer over.
@@ -186,10 +188,22 @@ Result<bool> RecordSession::inside_fast_path_syscall(Thread& t) {
 
 Result<RecordSession::StepOutcome> RecordSession::step_out_of_fast_path_syscall(Thread& t) {
   // The library's code from its busy mark to the record's publication
-  // makes one untraced syscall and does not loop long (at most one output
-  // copy): step it. Stepping over a syscall leaves the trap flag in the
-  // rflags the kernel saves in r11; replay's syscall (answered at a stop)
-  // does not, so it is cleared to keep the registers the same.
+  // makes one untraced syscall and copies its output (up to 16 KiB, a few
+  // thousand steps): run it to the library's point past the publication
+  // at once, with a breakpoint. Without that point, step it. Stepping over
+  // a syscall leaves the trap flag in the rflags the kernel saves in r11;
+  // replay's syscall (answered at a stop) does not, so it is cleared to
+  // keep the registers the same.
+  auto published = record_published_points_.find(t.pid);
+  if (published != record_published_points_.end()) {
+    REPRO_ASSIGN_OR_RETURN(bool inside, inside_fast_path_syscall(t));
+    if (inside) {
+      REPRO_ASSIGN_OR_RETURN(bool there, run_to_breakpoint(t, published->second));
+      if (!there) {
+        return StepOutcome::kStoppedOtherwise;
+      }
+    }
+  }
   REPRO_ASSIGN_OR_RETURN(const uint64_t program_mask, os::signal_mask(t.tid));
   bool stepped = false;
   while (true) {

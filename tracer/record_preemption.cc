@@ -261,7 +261,7 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
       if (hold_pending_signals) {
         return StepOutcome::kAtRelocatable;
       }
-      REPRO_ASSIGN_OR_RETURN(bool at_end, run_string_to_end(t, previous_end));
+      REPRO_ASSIGN_OR_RETURN(bool at_end, run_to_breakpoint(t, previous_end));
       if (!at_end) {
         return StepOutcome::kStoppedOtherwise;
       }
@@ -278,14 +278,14 @@ Result<RecordSession::StepOutcome> RecordSession::step_to_relocatable(Thread& t,
   }
 }
 
-Result<bool> RecordSession::run_string_to_end(Thread& t, uint64_t end) {
+Result<bool> RecordSession::run_to_breakpoint(Thread& t, uint64_t end) {
   uint64_t saved = 0;
   REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, end, &saved, sizeof saved));
   const uint64_t trap = os::with_breakpoint(saved);
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, end, &trap, sizeof trap));
   Result<int> status = ptrace(PTRACE_CONT, t.tid, nullptr, 0) == 0
                            ? os::wait_for(t.tid)
-                           : Result<int>(os::ptrace_error(errno, "running a string instruction", t.tid));
+                           : Result<int>(os::ptrace_error(errno, "running to a breakpoint", t.tid));
   Status restored = os::write_memory(t.tid, end, &saved, sizeof saved);
   REPRO_RETURN_IF_ERROR(status.status());
   bool trapped = os::is_sigtrap_stop(*status);

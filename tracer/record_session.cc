@@ -1260,6 +1260,10 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
     if (ptrace_event != PTRACE_EVENT_VFORK && !(flags & CLONE_VM)) {
       site_patcher_.note_fork(t.pid, child.pid);  // a vfork child patches nothing
     }
+    record_published_points_.erase(child.pid);
+    if (auto point = record_published_points_.find(t.pid); point != record_published_points_.end()) {
+      record_published_points_[child.pid] = point->second;  // the same code
+    }
   }
   inherit_fast_path(t, child,
                     ptrace_event == PTRACE_EVENT_CLONE   ? flags
@@ -1373,6 +1377,7 @@ Status RecordSession::log_exec(Thread& thread, bool first_exec) {
   }
   patcher_.note_exec(thread.pid);
   site_patcher_.forget(thread.pid);
+  record_published_points_.erase(thread.pid);
   // The program and ld.so, mapped by the kernel. The first exec has no
   // syscall event; replay stands at its exec stop too.
   return patch_new_code(thread, 0, UINT64_MAX, /*defer=*/!first_exec);

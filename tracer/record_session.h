@@ -379,10 +379,11 @@ class RecordSession {
   /// stepped (kNotFound). The signal mask is the program's again when this
   /// returns.
   Result<StepOutcome> step_to_relocatable(Thread& t, bool hold_pending_signals = false);
-  /// Runs the rep movs/stos/lods t stands on to its end at once, with a
-  /// breakpoint at `end`, the instruction after it. False if another stop
-  /// came first (queued in deferred_stops_; the breakpoint is gone).
-  Result<bool> run_string_to_end(Thread& t, uint64_t end);
+  /// Runs t to `address` at once, with a breakpoint there (the end of the
+  /// rep movs/stos/lods t stands on; the fast-path library's point past a
+  /// logged call). False if another stop came first (queued in
+  /// deferred_stops_; the breakpoint is gone).
+  Result<bool> run_to_breakpoint(Thread& t, uint64_t address);
 
   Status log(const format::Event& event);
   Thread* find(pid_t tid);
@@ -400,6 +401,9 @@ class RecordSession {
   OutputOrder output_order_;
   patch::RdtscPatcher patcher_;
   SyscallSitePatcher site_patcher_;
+  // By process: where its fast-path library has cleared `busy` after a
+  // logged call (OP_SYSCALL_STUBS), to run a thread out of one.
+  std::map<pid_t, uint64_t> record_published_points_;
   bool patch_syscall_sites_ = false;  // REPRO_SYSCALL_PATCHING=off clears it
   bool patch_rdtsc_ = false;  // patching mode (the header's tsc_mode)
   ScopedFd signal_fd_;

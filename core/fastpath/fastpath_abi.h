@@ -57,9 +57,11 @@
  * library's stub area, args[2] its size in bytes, args[3] the address of
  * its entry for sites followed by `cmp $-4096,%rax` (the others follow it
  * at REPRO_FASTPATH_SITE_ENTRY_STRIDE apart, in the order of
- * enum repro_site_compare). Result 0: the recorder may patch the process's
- * syscall sites to jump through that area; anything else: it will not.
- * Sent once per process image, by the library's constructor. */
+ * enum repro_site_compare), args[4] the address of a function the library
+ * calls each time it has published a record and cleared `busy` (below):
+ * the recorder runs a thread that is inside a logged call to a breakpoint
+ * there. Sent once per process image, by the library's constructor;
+ * result 0 (-ENOSYS without a recorder). */
 #define REPRO_FASTPATH_OP_SYSCALL_STUBS 3
 #define REPRO_FASTPATH_STUB_AREA_BYTES 65536u
 #define REPRO_FASTPATH_SITE_ENTRY_STRIDE 128u

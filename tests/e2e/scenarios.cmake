@@ -37,6 +37,9 @@ repro_scenario_program(scenario_env_probe env_probe_program.c)
 # devnull_trace_size: a gigabyte written to /dev/null.
 repro_scenario_program(scenario_devnull_writer devnull_writer_program.c)
 # exec_mount_namespace: copies of itself run from a tmpfs in a new namespace.
+# syscall_site_patching: libc's own calls (readdir, stdio) through patched sites.
+repro_scenario_program(scenario_syscall_site_patching syscall_site_patching_program.c)
+target_link_libraries(scenario_syscall_site_patching PRIVATE Threads::Threads)
 # deadlock: futex, pipe and wait4 cycles, and waits that are only slow.
 repro_scenario_program(scenario_deadlock deadlock_program.c)
 target_link_libraries(scenario_deadlock PRIVATE Threads::Threads)
@@ -111,6 +114,7 @@ set(REPRO_SCENARIOS
   "shell_scripts 300"
   "sibling_fatal_signal 120"
   "sparse_mapping_trace_size 300"
+  "syscall_site_patching 300"
   "trace_privacy 120"
   "tracee_killed 400"
   "unknown_effects_warning 120"
