@@ -24,7 +24,7 @@ namespace repro::format {
 
 /// The layout version. Bumped by any change to the files below, to the frame
 /// prologue or to the event encoding; readers accept exactly this version.
-inline constexpr uint32_t kTraceFormatVersion = 9;
+inline constexpr uint32_t kTraceFormatVersion = 10;
 
 // File and directory names inside a trace directory.
 inline constexpr const char kHeaderFileName[] = "header";
