@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "core/patch/capstone_handle.h"
 #include "core/patch/elf_code.h"
 
 namespace repro::patch {
@@ -39,28 +40,6 @@ int eax_constant(const cs_insn& insn) {
   return -1;
 }
 
-class Decoder {
- public:
-  Decoder() {
-    ok_ = cs_open(CS_ARCH_X86, CS_MODE_64, &handle_) == CS_ERR_OK;
-    if (ok_) {
-      cs_option(handle_, CS_OPT_DETAIL, CS_OPT_ON);
-    }
-  }
-  ~Decoder() {
-    if (ok_) {
-      cs_close(&handle_);
-    }
-  }
-  Decoder(const Decoder&) = delete;
-  Decoder& operator=(const Decoder&) = delete;
-  bool ok() const { return ok_; }
-  csh handle() const { return handle_; }
-
- private:
-  csh handle_ = 0;
-  bool ok_ = false;
-};
 
 }  // namespace
 
@@ -90,7 +69,7 @@ std::optional<std::pair<repro_site_compare, uint8_t>> site_compare_at(const uint
 
 std::vector<SyscallSite> syscall_sites_in_function(const uint8_t* code, size_t size,
                                                    uint64_t address) {
-  thread_local const Decoder decoder;
+  thread_local const Capstone decoder(/*skip_data=*/false);
   if (!decoder.ok()) {
     return {};
   }
