@@ -35,7 +35,7 @@
  * offset of the end of the records, two u64 slots the code saves rsi and
  * rdi in, then the records, as in a batch. */
 #define REPRO_FASTPATH_REPLAY_QUEUE_ADDRESS 0x70001000ull
-#define REPRO_FASTPATH_REPLAY_QUEUE_BYTES (68u * 1024u)
+#define REPRO_FASTPATH_REPLAY_QUEUE_BYTES (260u * 1024u)
 #define REPRO_FASTPATH_REPLAY_QUEUE_RECORDS 24u
 /* Where the answering code makes a real syscall when the queue holds no
  * record for the call (the replayer answers it at a stop, as before);
@@ -78,9 +78,10 @@ enum repro_site_compare {
 #define REPRO_FASTPATH_SITE_RED_ZONE_BYTES 128u
 
 #define REPRO_FASTPATH_BUFFER_MAGIC 0x31425052u /* "RPB1" */
-/* 64 KiB per thread: 1,000+ getppid records between two stops, and a read
- * of up to REPRO_FASTPATH_MAX_OUTPUT_BYTES. */
-#define REPRO_FASTPATH_BUFFER_BYTES 65536u
+/* 256 KiB per thread: 4,000+ getppid records between two stops, and
+ * 15 reads or directory listings of REPRO_FASTPATH_MAX_OUTPUT_BYTES before
+ * a flush stops the thread (find and ls -lR flushed 1,100 times with 64 KiB). */
+#define REPRO_FASTPATH_BUFFER_BYTES (256u * 1024u)
 /* Longer reads take the slow path. A read of 1 KiB or more from a regular
  * file goes into the trace by reference to the file's copy in files/ on
  * either path (tracer/file_read_references.h): the recorder takes such a
