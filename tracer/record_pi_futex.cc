@@ -87,8 +87,10 @@ Result<bool> RecordSession::wait_until_asleep(Thread& t) {
       deferred_stops_.emplace_back(t.tid, status);  // it returned (or stopped) instead
       return false;
     }
+    // 'S' also while the kernel looks whether it must sleep at all (wait4
+    // scanning its children), preempted there: os::asleep_in_kernel.
     char state = os::scheduler_state(t.tid);
-    if (state == 'S' || state == 'D') {
+    if (state == 'D' || (state == 'S' && os::asleep_in_kernel(t.tid))) {
       return true;
     }
     if (state == 0 || std::chrono::steady_clock::now() >= deadline) {

@@ -67,6 +67,9 @@ constexpr int kChaosInKernelGraceMs = 50;
 // asleep in the kernel (then it passes the CPU on at once).
 constexpr auto kInKernelSleepCheck = std::chrono::microseconds(50);
 
+// A scheduler state of a thread asleep in the kernel: interruptible or not.
+bool is_kernel_sleep(char state) { return state == 'S' || state == 'D'; }
+
 // How often buffered events are written out even if the frame is not full,
 // so a recorder killed with SIGKILL loses at most this much.
 constexpr auto kFlushInterval = std::chrono::milliseconds(250);
@@ -695,10 +698,13 @@ Result<RecordSession::StepResult> RecordSession::step() {
                    // handled: only a syscall that outlasted the grace blocks.
                    std::chrono::steady_clock::now() >=
                        in_kernel_deadline(current->in_kernel_since) &&
-                   // Not while it runs, or waits for a CPU (other jobs on
-                   // a busy machine): it has not blocked, and whether the
-                   // grace ran out would be a matter of the machine's load.
-                   os::scheduler_state(current->tid) != 'R') {
+                   // Only while it sleeps in the kernel. Not while it runs,
+                   // or waits for a CPU (other jobs on a busy machine): it
+                   // has not blocked, and whether the grace ran out would
+                   // be a matter of the machine's load. Nor once it stands
+                   // at a stop ('t') that came after the waitpid above: its
+                   // syscall ended, and that stop is next.
+                   is_kernel_sleep(os::scheduler_state(current->tid))) {
           REPRO_RETURN_IF_ERROR(log_entered(*current));
           release_cpu(*current);
         }

@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <fmt/core.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -35,12 +36,57 @@ char scheduler_state(pid_t tid) {
   return close != nullptr && close[1] == ' ' ? close[2] : 0;
 }
 
+namespace {
+
+// /proc/TID/wchan: the function a sleeping thread waits in, or "0".
+bool wchan_is_zero(pid_t tid) {
+  std::string path = fmt::format("/proc/{}/wchan", tid);
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  char text[8];
+  ssize_t n = fd.valid() ? read(fd.get(), text, sizeof text) : -1;
+  return n <= 0 || (n == 1 && text[0] == '0');
+}
+
+// Whether wchan names the function of a thread asleep here: not without
+// kallsyms, nor where /proc hides it. Probed once, on a child asleep in
+// pause().
+bool wchan_names_sleepers() {
+  static const bool names = [] {
+    pid_t child = fork();
+    if (child == 0) {
+      pause();
+      _exit(0);
+    }
+    if (child < 0) {
+      return false;
+    }
+    bool named = false;
+    for (int i = 0; i < 200 && !named; ++i) {
+      timespec pause_time{0, 500 * 1000};
+      nanosleep(&pause_time, nullptr);
+      named = scheduler_state(child) == 'S' && !wchan_is_zero(child);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    return named;
+  }();
+  return names;
+}
+
+// Asleep by the scheduler state and, where wchan tells (since Linux 5.16
+// it reads "0" for a thread still on a run queue), off the run queue.
+bool reads_asleep(pid_t tid) {
+  return scheduler_state(tid) == 'S' && !(wchan_names_sleepers() && wchan_is_zero(tid));
+}
+
+}  // namespace
+
 bool asleep_in_kernel(pid_t tid) {
-  if (scheduler_state(tid) != 'S') {
+  if (!reads_asleep(tid)) {
     return false;
   }
   sched_yield();
-  return scheduler_state(tid) == 'S';
+  return reads_asleep(tid);
 }
 
 std::optional<uint64_t> thread_cpu_ns(pid_t tid) {

@@ -94,7 +94,10 @@ char scheduler_state(pid_t tid);
 /// thread asleep before it looks whether it must sleep at all (wait4 then
 /// scans its children, and finds one that exited): preempted in that
 /// window (our own wakeup does it when we share its CPU), it reads 'S',
-/// yet returns at once.
+/// yet returns at once. Such a thread is still on a run queue, which
+/// /proc/TID/wchan tells where it names sleepers' functions (it reads "0"
+/// for a thread on a run queue since Linux 5.16); the 'S' must also hold
+/// after a sched_yield.
 bool asleep_in_kernel(pid_t tid);
 
 /// The CPU time thread `tid` has run, in nanoseconds (/proc/TID/schedstat,
