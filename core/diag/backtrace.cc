@@ -1,14 +1,13 @@
 #include "core/diag/backtrace.h"
 
+#include "core/diag/stopped_threads.h"
 #include "core/diag/tracee_dwfl.h"
 
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
 #include <fmt/core.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -66,6 +65,8 @@ struct Walk {
   Dwfl* dwfl = nullptr;
   int max_frames = 0;
   std::vector<Frame>* frames = nullptr;
+  // The walk starts one frame out (stopped_threads.h): at a return address.
+  bool from_return_address = false;
 };
 
 int on_frame(Dwfl_Frame* dwfl_frame, void* arg) {
@@ -74,6 +75,9 @@ int on_frame(Dwfl_Frame* dwfl_frame, void* arg) {
   bool is_activation = false;
   if (!dwfl_frame_pc(dwfl_frame, &pc, &is_activation)) {
     return DWARF_CB_ABORT;
+  }
+  if (walk->from_return_address && walk->frames->size() == 1) {
+    is_activation = false;  // frames[0] is the leaf the walk stepped over
   }
   Frame frame;
   frame.pc = pc;
@@ -120,11 +124,11 @@ std::vector<Unwound> unwind_threads(pid_t pid, const std::vector<pid_t>& tids,
     // Frames in the executable or ld.so will be missing or unnamed.
     maps_note = fmt::format("reading /proc/{}/maps: {}", pid, maps_error);
   }
-  // The threads are already in our ptrace-stop: libdw must not attach.
-  int error = dwfl_linux_proc_attach(dwfl.get(), pid, /*assume_ptrace_stopped=*/true);
-  if (error != 0) {
-    return note_all(fmt::format("no backtrace: libdw cannot attach to pid {}: {}", pid,
-                                error > 0 ? std::strerror(error) : dwfl_errmsg(-1)));
+  StoppedThreads threads;
+  threads.pid = pid;
+  threads.tids = tids;
+  if (!attach_stopped_threads(dwfl.get(), &threads)) {
+    return note_all(fmt::format("no backtrace: libdw cannot attach to pid {}: {}", pid, dwfl_errmsg(-1)));
   }
   for (size_t i = 0; i < tids.size(); ++i) {
     Unwound& thread = unwound[i];
@@ -133,6 +137,21 @@ std::vector<Unwound> unwind_threads(pid_t pid, const std::vector<pid_t>& tids,
     walk.max_frames = max_frames;
     walk.frames = &thread.frames;
     int result = dwfl_getthread_frames(dwfl.get(), tids[i], on_frame, &walk);
+    if (result == -1 && thread.frames.size() == 1 && max_frames > 1) {
+      // Stopped at once: the thread may stand in a leaf without unwind
+      // tables. Walk again from the return address on top of its stack.
+      std::vector<Frame> frames = {thread.frames.front()};
+      Walk outer = walk;
+      outer.frames = &frames;
+      outer.from_return_address = true;
+      threads.from_return_address.insert(tids[i]);
+      int outer_result = dwfl_getthread_frames(dwfl.get(), tids[i], on_frame, &outer);
+      threads.from_return_address.erase(tids[i]);
+      if (frames.size() > 1) {
+        thread.frames = std::move(frames);
+        result = outer_result;
+      }
+    }
     // On x86-64 Linux the outermost frame (_start, whose return address the
     // unwind tables mark undefined) ends the walk with 0; -1 means libdw
     // could go no further (no unwind table for a frame, unreadable stack).
