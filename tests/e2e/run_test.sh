@@ -13,7 +13,8 @@
 #            rdtsc patched in the code, as on hosts that cannot trap it;
 #            the trace must list patched sites) | tsc-patch-short-slices
 #            (and slices measured in wall-clock time, REPRO_SLICE_CLOCK=wall,
-#            as on a kernel without schedstat) |
+#            as on a kernel without schedstat; REPRO_WCHAN=off, as where
+#            /proc/TID/wchan names no sleeper) |
 #            trap-to-patch (recorded trapping rdtsc, replayed patching it)
 #            | patch-to-trap (the other way round) | chaos (the seeded
 #            chaos scheduler, seed 1, slices of 1 to 9 ms) | no-fast-path
@@ -33,13 +34,14 @@ record_flags=()
 # REPRO_TSC for the recording and for the replay (empty: as inherited).
 record_tsc=${REPRO_TSC:-} replay_tsc=${REPRO_TSC:-}
 slice_clock=${REPRO_SLICE_CLOCK:-}
+wchan=${REPRO_WCHAN:-}
 case "$variant" in
   default) ;;
   no-pin) record_flags=(--no-pin) ;;
   short-slices) record_flags=(--time-slice-ms 1) ;;
   tsc-patch) record_tsc=patch replay_tsc=patch ;;
   tsc-patch-short-slices)
-    record_tsc=patch replay_tsc=patch slice_clock=wall record_flags=(--time-slice-ms 1) ;;
+    record_tsc=patch replay_tsc=patch slice_clock=wall wchan=off record_flags=(--time-slice-ms 1) ;;
   trap-to-patch) record_tsc=trap replay_tsc=patch ;;
   patch-to-trap) record_tsc=patch replay_tsc=trap ;;
   chaos) record_flags=(--chaos --seed 1 --time-slice-ms 5) ;;
@@ -61,7 +63,7 @@ cd "$work" || exit 1
 "$program" "$@" >native.out 2>native.err
 native_status=$?
 
-REPRO_TSC=$record_tsc REPRO_SLICE_CLOCK=$slice_clock "$repro" record -o "$trace" "${record_flags[@]}" -- "$program" "$@" \
+REPRO_TSC=$record_tsc REPRO_SLICE_CLOCK=$slice_clock REPRO_WCHAN=$wchan "$repro" record -o "$trace" "${record_flags[@]}" -- "$program" "$@" \
   >record.out 2>record.err
 record_status=$?
 if grep -q 'ptrace is not permitted' record.err; then
