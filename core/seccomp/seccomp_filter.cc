@@ -7,8 +7,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
+
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "core/base/scoped_fd.h"
@@ -17,6 +21,18 @@
 
 namespace repro::seccomp {
 namespace {
+
+// A kernel that mitigates Speculative Store Bypass for seccomp-filtered
+// tasks (spec_store_bypass_disable=seccomp, its default on CPUs that need
+// it) would force the mitigation on the recorded program, which natively
+// runs without it: slower CPU-bound code, and another answer to
+// prctl(PR_GET_SPECULATION_CTRL). SECCOMP_FILTER_FLAG_SPEC_ALLOW (Linux
+// 4.17) leaves the program as it is natively. REPRO_SECCOMP_SPEC_ALLOW=off
+// installs the filter without it.
+bool spec_allow_wanted() {
+  const char* value = std::getenv("REPRO_SECCOMP_SPEC_ALLOW");
+  return value == nullptr || std::strcmp(value, "off") != 0;
+}
 
 // libseccomp's program with, in front, "a syscall from `untraced_ip` is
 // allowed": the instruction pointer's two halves compared in turn.
@@ -49,6 +65,11 @@ int load_with_untraced_ip(scmp_filter_ctx ctx, uint64_t untraced_ip) {
     return EIO;
   }
   sock_fprog fprog{static_cast<unsigned short>(program.size()), program.data()};
+  if (spec_allow_wanted() &&
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &fprog) == 0) {
+    return 0;
+  }
+  // Without the flag (a kernel before 4.17 refuses it).
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) {
     return errno;
   }
@@ -64,6 +85,10 @@ int install_trace_filter(bool trap_rdtsc, uint64_t untraced_ip) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRACE(0));
   if (ctx == nullptr) {
     return ENOMEM;
+  }
+  if (spec_allow_wanted()) {
+    // Refused by a kernel before 4.17: the filter then loads without it.
+    (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_SSB, 1);
   }
   int rc = 0;
   for (int number : os::kUntracedSyscalls) {

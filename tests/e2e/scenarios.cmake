@@ -114,6 +114,7 @@ set(REPRO_SCENARIOS
   "shell_scripts 300"
   "sibling_fatal_signal 120"
   "sparse_mapping_trace_size 300"
+  "spec_store_bypass 120"
   "syscall_site_patching 300"
   "trace_privacy 120"
   "tracee_killed 400"
