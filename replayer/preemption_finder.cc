@@ -221,6 +221,35 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
                         : recorded_page->hash;
     return want != os::page_hash(bytes->data());
   };
+  // Hashes all writable memory at a visit with registers `regs`: how it
+  // differs ("" if it does not), with last_memory and, where that page can
+  // be checked alone, quick_page set.
+  auto memory_difference = [&](const os::Registers& regs) -> Result<std::string> {
+    std::vector<uint64_t> pointers = stack_pointers(t, regs.rsp);
+    REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory,
+                           os::hash_writable_memory(t.pid, pointers, trampoline));
+    quick_page.reset();
+    if (memory.hash == event.memory_hash) {
+      return std::string();
+    }
+    // Found now, named only if replay diverges: most visits that differ
+    // are followed by one that matches.
+    if (event.page_hashes.empty()) {
+      return fmt::format("writable memory (hash {:#x}; the trace has no page hashes)", memory.hash);
+    }
+    last_memory = find_memory_difference(t, event, memory);
+    if (last_memory->difference.kind == MemoryDifference::Kind::kPage &&
+        may_check_alone(last_memory->difference.start, pointers)) {
+      quick_page = last_memory->difference.start;
+      quick_finding = last_memory;
+    }
+    return std::string("writable memory");
+  };
+  // Visits told apart by the FPU/SSE registers only, which a trampoline
+  // does not compare, may differ in memory too, which it can (a word, see
+  // word_that_differs): memory is hashed at such visits until a page that
+  // differs is found, or three times in vain.
+  int vain_memory_probes = 0;
   // `regs` are the thread's registers as they would be at the target.
   auto matches = [&](const os::Registers& regs) -> Result<bool> {
     std::string difference;
@@ -231,29 +260,18 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       REPRO_ASSIGN_OR_RETURN(uint64_t xstate_hash, os::hash_extended_registers(t.tid));
       if (xstate_hash != event.extended_registers_hash) {
         difference = "FPU/SSE registers";
+        if (trampoline != 0 && vain_memory_probes < 3 &&
+            !(quick_page && page_still_differs(*quick_page))) {
+          REPRO_ASSIGN_OR_RETURN(std::string in_memory, memory_difference(regs));
+          vain_memory_probes += quick_page ? 0 : 1;
+          (void)in_memory;  // the FPU/SSE registers are what the report names
+          last_memory.reset();
+        }
       } else if (quick_page && page_still_differs(*quick_page)) {
         difference = "writable memory";
         last_memory = quick_finding;  // as found where that page last differed
       } else {
-        std::vector<uint64_t> pointers = stack_pointers(t, regs.rsp);
-        REPRO_ASSIGN_OR_RETURN(os::WritableMemory memory,
-                               os::hash_writable_memory(t.pid, pointers, trampoline));
-        quick_page.reset();
-        if (memory.hash != event.memory_hash) {
-          difference = "writable memory";
-          // Found now, named only if replay diverges: most visits that
-          // differ are followed by one that matches.
-          if (event.page_hashes.empty()) {
-            difference += fmt::format(" (hash {:#x}; the trace has no page hashes)", memory.hash);
-          } else {
-            last_memory = find_memory_difference(t, event, memory);
-            if (last_memory->difference.kind == MemoryDifference::Kind::kPage &&
-                may_check_alone(last_memory->difference.start, pointers)) {
-              quick_page = last_memory->difference.start;
-              quick_finding = last_memory;
-            }
-          }
-        }
+        REPRO_ASSIGN_OR_RETURN(difference, memory_difference(regs));
       }
     }
     last_difference = difference;
@@ -450,6 +468,54 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
   REPRO_RETURN_IF_ERROR(resume(t));
   patch::TrampolineCode trap_code;
   trap_code.trap_rip = target + 1;
+  // What the trampoline was built from, to build it again with a word of
+  // memory to compare as well.
+  patch::TrampolineRequest trampoline_request;
+  const std::string run_bytes = original.substr(0, run_length);
+  // Writes the trampoline again, comparing `word` too (or no word). The
+  // old code stays if the new one cannot be built.
+  auto rebuild_trampoline = [&](std::optional<patch::WatchedWord> word) -> Result<bool> {
+    patch::TrampolineRequest request = trampoline_request;
+    request.word = word;
+    auto built = patch::conditional_trap_code(request);
+    if (!built.is_ok()) {
+      return false;
+    }
+    REPRO_RETURN_IF_ERROR(
+        os::write_memory(t.tid, trampoline, built->bytes.data(), built->bytes.size()));
+    trampoline_request = request;
+    trap_code = std::move(*built);
+    return true;
+  };
+  // After a visit whose registers matched and whose memory differed in a
+  // page the trace holds a copy of: its first word that differs now. The
+  // trampoline compares it too, so the next visits that differ there (a
+  // helper called in a loop on the same buffer: the same registers each
+  // time) cost no stop. Only a page without dead stack (quick_page), whose
+  // bytes are the ones hashed. The word stays readable: only this thread
+  // runs, and where a munmap or mprotect (which run without a stop) takes
+  // its page away, the fault is caught below.
+  auto word_that_differs = [&]() -> std::optional<patch::WatchedWord> {
+    if (!quick_page || !quick_finding || !quick_finding->recorded_page ||
+        quick_finding->difference.start != *quick_page) {
+      return std::nullopt;
+    }
+    auto now = os::read_memory(t.tid, *quick_page, kPage);
+    const std::string& recorded_page = *quick_finding->recorded_page;
+    if (!now.is_ok() || recorded_page.size() != kPage) {
+      return std::nullopt;
+    }
+    for (size_t offset = 0; offset + sizeof(uint64_t) <= kPage; offset += sizeof(uint64_t)) {
+      uint64_t want = 0;
+      uint64_t have = 0;
+      std::memcpy(&want, recorded_page.data() + offset, sizeof want);
+      std::memcpy(&have, now->data() + offset, sizeof have);
+      if (want != have) {
+        return patch::WatchedWord{*quick_page + offset, want};
+      }
+    }
+    return std::nullopt;
+  };
   auto found_here = [&](os::Registers regs) -> Status {
     REPRO_RETURN_IF_ERROR(put_back());
     regs.rip = target;
@@ -465,6 +531,26 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     REPRO_ASSIGN_OR_RETURN(int status, wait_stop(t));
     if (!WIFSTOPPED(status) || (static_cast<unsigned>(status) >> 16) != 0) {
       return stopped_otherwise(status);
+    }
+    if (WSTOPSIG(status) == SIGSEGV && trap_code.word_load != 0) {
+      REPRO_ASSIGN_OR_RETURN(os::Registers live, os::get_registers(t.tid));
+      if (live.rip == trap_code.word_load) {
+        // The watched word's page is gone: not the point (it had the page).
+        // Back out of the compares, with rax and rcx as the program had
+        // them, to the moved instruction; watch no word from now on.
+        if (trap_code.saved_rax != 0) {
+          REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, trap_code.saved_rax, &live.rax, 8));
+        }
+        if (trap_code.saved_rcx != 0) {
+          REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, trap_code.saved_rcx, &live.rcx, 8));
+        }
+        REPRO_ASSIGN_OR_RETURN(bool rebuilt, rebuild_trampoline(std::nullopt));
+        (void)rebuilt;  // if not, the old code runs on from the moved instruction too
+        live.rip = trap_code.moved_addresses.front();
+        REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, live));
+        REPRO_RETURN_IF_ERROR(resume(t));
+        continue;
+      }
     }
     if (WSTOPSIG(status) != SIGTRAP) {
       REPRO_RETURN_IF_ERROR(resume(t));  // a signal not in the trace here
@@ -510,6 +596,16 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
       return found_here(regs);
     }
     if (trampoline != 0) {
+      std::optional<patch::WatchedWord> word = word_that_differs();
+      if (word && (!trampoline_request.word || trampoline_request.word->address != word->address ||
+                   trampoline_request.word->want != word->want)) {
+        REPRO_ASSIGN_OR_RETURN(bool rebuilt, rebuild_trampoline(word));
+        if (rebuilt) {  // from the new code's trap on
+          REPRO_ASSIGN_OR_RETURN(os::Registers live, os::get_registers(t.tid));
+          live.rip = trap_code.trap_rip;
+          REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, live));
+        }
+      }
       // The trampoline goes on with the moved instructions after its trap.
       REPRO_RETURN_IF_ERROR(resume(t));
       continue;
@@ -542,9 +638,8 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     }
     if (run_state == RunState::kUsable) {
       // More visits to come: move the check into the program.
-      REPRO_ASSIGN_OR_RETURN(trampoline,
-                             install_trampoline(t, target, recorded,
-                                                original.substr(0, run_length), run, &trap_code));
+      REPRO_ASSIGN_OR_RETURN(trampoline, install_trampoline(t, target, recorded, run_bytes, run,
+                                                            &trap_code, &trampoline_request));
       if (trampoline != 0) {
         REPRO_RETURN_IF_ERROR(resume(t));
         continue;
@@ -567,7 +662,8 @@ Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t tar
                                                    const os::Registers& want,
                                                    const std::string& original,
                                                    const std::vector<patch::Instruction>& run,
-                                                   patch::TrampolineCode* code) {
+                                                   patch::TrampolineCode* code,
+                                                   patch::TrampolineRequest* request_out) {
   // Requires: t stopped at `target` with the original code in place.
   // Returns the trampoline's page, or 0 when none could be placed (the
   // caller falls back to breakpoints).
@@ -615,6 +711,7 @@ Result<uint64_t> ReplaySession::install_trampoline(ReplayThread& t, uint64_t tar
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, page, built->bytes.data(), built->bytes.size()));
   REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, target, jump->data(), jump->size()));
   *code = std::move(*built);
+  *request_out = std::move(request);
   return page;
 }
 

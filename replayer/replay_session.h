@@ -285,11 +285,13 @@ class ReplaySession {
   /// describe_memory_finding(), naming addresses in t's process.
   std::string describe_memory(const ReplayThread& t, const MemoryFinding& finding);
   /// Maps a conditional-trap trampoline for the instruction at `target`
-  /// and jumps to it from there (see core/patch/conditional_trap.h).
+  /// and jumps to it from there (see core/patch/conditional_trap.h); sets
+  /// `*request` to what it was built from (`original` must outlive it).
   Result<uint64_t> install_trampoline(ReplayThread& t, uint64_t target, const os::Registers& want,
                                       const std::string& original,
                                       const std::vector<patch::Instruction>& run,
-                                      patch::TrampolineCode* code);
+                                      patch::TrampolineCode* code,
+                                      patch::TrampolineRequest* request);
   /// Runs one syscall of our choosing in a thread stopped outside any
   /// syscall, using the code bytes at `scratch_code` (put back after).
   Result<int64_t> inject_syscall_at(ReplayThread& t, uint64_t scratch_code, int number,

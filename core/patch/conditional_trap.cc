@@ -43,6 +43,8 @@ class Assembler {
   void mov_from_rip_relative(int reg, uint64_t at) {
     rip_relative({0x48, 0x8b, static_cast<uint8_t>(0x05 | (reg << 3))}, at);
   }
+  // mov reg, [rax] for rax/rcx.
+  void load_from_rax(int reg) { raw({0x48, 0x8b, static_cast<uint8_t>(reg << 3)}); }
   // lea rcx, [reg + rax]: a sum without touching the flags.
   void lea_rcx_sum_with_rax(int reg) {
     bool needs_disp8 = (reg & 7) == 5;  // rbp/r13 as a base need a displacement
@@ -111,6 +113,13 @@ bool fits_rel32(int64_t delta) {
 
 // ModRM register numbers.
 enum Reg { kRax = 0, kRcx = 1, kRdx = 2, kRbx = 3, kRsp = 4, kRbp = 5, kRsi = 6, kRdi = 7 };
+
+// The data words after the sixteen registers' (see kTrampolineDataOffset).
+constexpr size_t kWordWantSlot = 16;
+constexpr size_t kWordSavedRaxSlot = 17;
+uint64_t data_slot(const TrampolineRequest& r, size_t slot) {
+  return r.trampoline + kTrampolineDataOffset + 8 * slot;
+}
 
 struct Check {
   int reg;
@@ -252,6 +261,8 @@ Status emit_flag_preserving_trampoline(Assembler& a, const TrampolineRequest& r,
                                        const std::vector<Check>& checks, TrampolineCode* code) {
   const uint64_t saved_rax = r.trampoline + kTrampolineDataOffset;
   const uint64_t saved_rcx = saved_rax + 8;
+  code->saved_rax = saved_rax;
+  code->saved_rcx = saved_rcx;
   const size_t check = a.size();
   a.mov_to_rip_relative(kRax, saved_rax);
   a.mov_to_rip_relative(kRcx, saved_rcx);
@@ -265,6 +276,15 @@ Status emit_flag_preserving_trampoline(Assembler& a, const TrampolineRequest& r,
       reg = kRcx;
     }
     a.lea_rcx_sum_with_rax(reg);
+    a.jrcxz_over_jmp();
+    misses.push_back(a.jump_forward(DirectJump::kAlways));
+  }
+  if (r.word) {  // rcx = the word - want, the same way
+    a.mov_rax_imm64(r.word->address);
+    code->word_load = a.here();
+    a.load_from_rax(kRcx);
+    a.mov_rax_imm64(uint64_t{0} - r.word->want);
+    a.lea_rcx_sum_with_rax(kRcx);
     a.jrcxz_over_jmp();
     misses.push_back(a.jump_forward(DirectJump::kAlways));
   }
@@ -310,6 +330,16 @@ Status emit_flag_changing_trampoline(Assembler& a, const TrampolineRequest& r,
   a.bind_here(first_equal);
   for (size_t i = 1; i < checks.size(); ++i) {
     compare(i);
+    a.jump_to(kNotEqual, body);
+  }
+  if (r.word) {  // through rax, kept in a slot; the mov back keeps the flags
+    code->saved_rax = data_slot(r, kWordSavedRaxSlot);
+    a.mov_to_rip_relative(kRax, data_slot(r, kWordSavedRaxSlot));
+    a.mov_rax_imm64(r.word->address);
+    code->word_load = a.here();
+    a.load_from_rax(kRax);
+    a.cmp_with_rip_relative(kRax, data_slot(r, kWordWantSlot));
+    a.mov_from_rip_relative(kRax, data_slot(r, kWordSavedRaxSlot));
     a.jump_to(kNotEqual, body);
   }
   a.int3();
@@ -359,6 +389,11 @@ Result<TrampolineCode> conditional_trap_code(const TrampolineRequest& r) {
   if (r.flags_dead) {  // the wanted values, in the order of the compares
     a.bytes().resize(kTrampolineDataOffset, static_cast<char>(0xcc));
     for (const Check& check : checks) a.u64(check.want);
+    if (r.word) {
+      a.bytes().resize(kTrampolineDataOffset + 8 * kWordWantSlot, '\0');
+      a.u64(r.word->want);
+      a.u64(0);  // the saved rax
+    }
   }
   code.bytes = std::move(a.bytes());
   return code;

@@ -31,6 +31,16 @@
 
 namespace repro::patch {
 
+/// A word of memory a visit must also hold to trap, compared after the
+/// registers. At a point whose registers repeat at every visit (a helper
+/// called in a loop on the same buffer) only memory tells the visits
+/// apart; one word that differed at a rejected visit spares the stops at
+/// most of the others. Requires: `address` is readable at every visit.
+struct WatchedWord {
+  uint64_t address = 0;
+  uint64_t want = 0;
+};
+
 struct TrampolineCode {
   std::string bytes;
   /// rip of a thread stopped by the trampoline's trap (just past its
@@ -42,6 +52,13 @@ struct TrampolineCode {
   /// True if a thread at trap_rip has the arithmetic flags of the compares
   /// rather than the program's (dead ones, which the tracer may set).
   bool changes_flags = false;
+  /// Where the compares keep the program's rax and rcx while they use them
+  /// (0: they do not use that register). A thread that faults on the
+  /// watched word's load gets them back from there.
+  uint64_t saved_rax = 0;
+  uint64_t saved_rcx = 0;
+  /// The instruction that loads the watched word (0: none).
+  uint64_t word_load = 0;
 };
 
 /// What a trampoline is built from.
@@ -62,6 +79,8 @@ struct TrampolineRequest {
   /// The small loop around `target`, if it can be moved whole: a turn of
   /// it then stays in the trampoline instead of jumping there and back.
   std::optional<MovableLoop> loop;
+  /// Memory to compare too, once the registers match.
+  std::optional<WatchedWord> word;
 };
 
 /// Machine code for a trampoline that traps when a thread arrives from
@@ -76,8 +95,10 @@ Result<TrampolineCode> conditional_trap_code(const TrampolineRequest& request);
 Result<std::string> jump_to_trampoline(uint64_t target, uint64_t trampoline, size_t length);
 
 /// Where the trampoline's data starts in its page (an upper bound of its
-/// code size): up to sixteen 8-byte words. The whole needs one page.
+/// code size): up to eighteen 8-byte words (a register's wanted value or
+/// a saved one each, then the watched word's and a saved rax). The whole
+/// needs one page.
 inline constexpr size_t kTrampolineDataOffset = 1024;
-inline constexpr size_t kTrampolinePageBytes = kTrampolineDataOffset + 16 * 8;
+inline constexpr size_t kTrampolinePageBytes = kTrampolineDataOffset + 18 * 8;
 
 }  // namespace repro::patch

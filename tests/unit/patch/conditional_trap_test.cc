@@ -1,11 +1,15 @@
 #include "core/patch/conditional_trap.h"
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/user.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 using repro::patch::conditional_trap_code;
@@ -13,6 +17,51 @@ using repro::patch::jump_to_trampoline;
 using repro::patch::movable_loop_at;
 
 namespace {
+
+// Calls function(argument) with every other general register set to a
+// constant (rax holds the function), so that two calls from the same frame
+// reach it with the same registers.
+extern "C" uint64_t run_with_fixed_registers(const void* function, uint64_t argument);
+asm(R"(
+  .text
+  .type run_with_fixed_registers, @function
+run_with_fixed_registers:
+  .cfi_startproc
+  push %rbx
+  push %rbp
+  push %r12
+  push %r13
+  push %r14
+  push %r15
+  sub $8, %rsp
+  .cfi_def_cfa_offset 64
+  mov %rdi, %rax
+  mov %rsi, %rdi
+  mov $0x1001, %ebx
+  mov $0x1002, %ebp
+  mov $0x1003, %r12d
+  mov $0x1004, %r13d
+  mov $0x1005, %r14d
+  mov $0x1006, %r15d
+  mov $0x1007, %ecx
+  mov $0x1008, %edx
+  mov $0x1009, %esi
+  mov $0x100a, %r8d
+  mov $0x100b, %r9d
+  mov $0x100c, %r10d
+  mov $0x100d, %r11d
+  call *%rax
+  add $8, %rsp
+  pop %r15
+  pop %r14
+  pop %r13
+  pop %r12
+  pop %rbp
+  pop %rbx
+  ret
+  .cfi_endproc
+  .size run_with_fixed_registers, .-run_with_fixed_registers
+)");
 
 // Reads this process's own code; false where it is not mapped.
 bool read_code(uint64_t address, uint8_t* out, size_t size) {
@@ -26,6 +75,10 @@ struct How {
   size_t offset = 0;        // of the target instruction in the function
   bool flags_dead = false;  // compares may change the flags
   bool whole_loop = false;  // the loop around the target moves too
+  // The registers a visit must have to trap (default: none has them), and
+  // the word it must hold too.
+  std::optional<user_regs_struct> want;
+  std::optional<repro::patch::WatchedWord> word;
 };
 
 // A function in an executable page whose first instructions are moved into
@@ -57,6 +110,10 @@ class MovedFunction {
     for (const auto& instruction : request.run) length += instruction.length;
     request.original = std::string_view(reinterpret_cast<char*>(code_ + how.offset), length);
     request.want.rcx = 0xdeadbeefdeadbeef;  // no caller has these registers
+    if (how.want) {
+      request.want = *how.want;
+    }
+    request.word = how.word;
     if (how.whole_loop) {
       request.loop = movable_loop_at(read_code, target);
       REQUIRE(request.loop.has_value());
@@ -68,6 +125,7 @@ class MovedFunction {
     CHECK(trap->trap_rip < request.trampoline + trap->bytes.size());
     CHECK(trap->moved_addresses.size() == request.run.size());
     CHECK(trap->changes_flags == how.flags_dead);
+    trap_rip_ = trap->trap_rip;
     std::memcpy(code_ + kPage, trap->bytes.data(), trap->bytes.size());
     auto jump = jump_to_trampoline(target, request.trampoline, length);
     REQUIRE(jump.is_ok());
@@ -80,11 +138,18 @@ class MovedFunction {
   uint64_t call(uint64_t argument) const {
     return reinterpret_cast<uint64_t (*)(uint64_t)>(code_)(argument);
   }
+  /// The same, with every other register the same at each call.
+  uint64_t call_with_fixed_registers(uint64_t argument) const {
+    return run_with_fixed_registers(code_, argument);
+  }
+  /// The rip of a thread stopped by the trampoline's trap.
+  uint64_t trap_rip() const { return trap_rip_; }
 
  private:
   static constexpr size_t kPage = 4096;
   void* memory_ = nullptr;
   uint8_t* code_ = nullptr;
+  uint64_t trap_rip_ = 0;
 };
 
 }  // namespace
@@ -218,4 +283,77 @@ TEST_CASE("a loop with a branch inside moves whole, the branch aimed at its copy
     CHECK(f.call(7) == 3);
     CHECK(f.call(1001) == 500);
   }
+}
+
+namespace {
+
+// The traps a trampoline test sees: an int3 the function starts with,
+// which records the registers at the instruction after it, and the
+// trampoline's own (at `trampoline_trap_rip`). Both resume after the trap.
+struct Traps {
+  uint64_t trampoline_trap_rip = 0;
+  int entries = 0;
+  int trampoline = 0;
+  user_regs_struct at_entry{};
+};
+Traps traps;
+
+void on_sigtrap(int /*signal*/, siginfo_t* /*info*/, void* context) {
+  const greg_t* g = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+  if (static_cast<uint64_t>(g[REG_RIP]) == traps.trampoline_trap_rip) {
+    ++traps.trampoline;
+    return;
+  }
+  ++traps.entries;
+  user_regs_struct& r = traps.at_entry;
+  r.rax = g[REG_RAX], r.rbx = g[REG_RBX], r.rcx = g[REG_RCX], r.rdx = g[REG_RDX];
+  r.rsi = g[REG_RSI], r.rdi = g[REG_RDI], r.rbp = g[REG_RBP], r.rsp = g[REG_RSP];
+  r.r8 = g[REG_R8], r.r9 = g[REG_R9], r.r10 = g[REG_R10], r.r11 = g[REG_R11];
+  r.r12 = g[REG_R12], r.r13 = g[REG_R13], r.r14 = g[REG_R14], r.r15 = g[REG_R15];
+  r.rip = g[REG_RIP];
+}
+
+volatile uint64_t watched_word = 0;
+
+}  // namespace
+
+TEST_CASE("a trampoline with a watched word traps only when memory holds it too") {
+  struct sigaction action {};
+  action.sa_sigaction = on_sigtrap;
+  action.sa_flags = SA_SIGINFO;
+  struct sigaction previous {};
+  REQUIRE(sigaction(SIGTRAP, &action, &previous) == 0);
+  for (bool flags_dead : {false, true}) {
+    INFO("flags dead: " << flags_dead);
+    traps = Traps{};
+    // "int3; mov rax, [rip+disp]; ret": the int3 records the registers at
+    // the load, which then moves into the trampoline.
+    MovedFunction f({0xcc,                                      // int3
+                     0x48, 0x8b, 0x05, 0xf8, 0x00, 0x00, 0x00,  // mov rax, [rip+0xf8] (-> 0x100)
+                     0xc3},                                     // ret
+                    77);
+    CHECK(f.call_with_fixed_registers(5) == 77);
+    REQUIRE(traps.entries == 1);
+    const user_regs_struct at_load = traps.at_entry;
+    watched_word = 42;
+    CHECK(f.move({.offset = 1,
+                  .flags_dead = flags_dead,
+                  .want = at_load,
+                  .word = repro::patch::WatchedWord{
+                      reinterpret_cast<uint64_t>(&watched_word), 42}}) == 1);
+    traps.trampoline_trap_rip = f.trap_rip();
+
+    CHECK(f.call_with_fixed_registers(5) == 77);  // registers and word match
+    CHECK(traps.trampoline == 1);
+    watched_word = 41;
+    CHECK(f.call_with_fixed_registers(5) == 77);  // the word differs
+    CHECK(traps.trampoline == 1);
+    watched_word = 42;
+    CHECK(f.call_with_fixed_registers(6) == 77);  // rdi differs
+    CHECK(traps.trampoline == 1);
+    CHECK(f.call_with_fixed_registers(5) == 77);
+    CHECK(traps.trampoline == 2);
+    CHECK(traps.entries == 5);
+  }
+  sigaction(SIGTRAP, &previous, nullptr);
 }
