@@ -539,10 +539,12 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
         // Back out of the compares, with rax and rcx as the program had
         // them, to the moved instruction; watch no word from now on.
         if (trap_code.saved_rax != 0) {
-          REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, trap_code.saved_rax, &live.rax, 8));
+          REPRO_RETURN_IF_ERROR(
+              os::read_memory(t.tid, trap_code.saved_rax, &live.rax, sizeof live.rax));
         }
         if (trap_code.saved_rcx != 0) {
-          REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, trap_code.saved_rcx, &live.rcx, 8));
+          REPRO_RETURN_IF_ERROR(
+              os::read_memory(t.tid, trap_code.saved_rcx, &live.rcx, sizeof live.rcx));
         }
         REPRO_ASSIGN_OR_RETURN(bool rebuilt, rebuild_trampoline(std::nullopt));
         (void)rebuilt;  // if not, the old code runs on from the moved instruction too
@@ -597,8 +599,7 @@ Status ReplaySession::find_preemption_point(ReplayThread& t, const format::Event
     }
     if (trampoline != 0) {
       std::optional<patch::WatchedWord> word = word_that_differs();
-      if (word && (!trampoline_request.word || trampoline_request.word->address != word->address ||
-                   trampoline_request.word->want != word->want)) {
+      if (word && word != trampoline_request.word) {
         REPRO_ASSIGN_OR_RETURN(bool rebuilt, rebuild_trampoline(word));
         if (rebuilt) {  // from the new code's trap on
           REPRO_ASSIGN_OR_RETURN(os::Registers live, os::get_registers(t.tid));

@@ -25,6 +25,7 @@
 #include <tuple>
 
 #include "core/base/check.h"
+#include "core/base/env_switch.h"
 #include "core/fastpath/fastpath_abi.h"
 #include "core/format/env_redaction.h"
 #include "core/format/trace_format.h"
@@ -263,8 +264,7 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
     } else {
       preload_library(library, &env);
       session->fast_path_on_ = true;
-      const char* patching = getenv("REPRO_SYSCALL_PATCHING");
-      session->patch_syscall_sites_ = patching == nullptr || std::string(patching) != "off";
+      session->patch_syscall_sites_ = !switched_off("REPRO_SYSCALL_PATCHING");
     }
   }
   header.env = format::redact_environment(env, options.redact_env, &header.redacted_env);

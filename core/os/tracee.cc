@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/base/env_switch.h"
 #include "core/base/scoped_fd.h"
 
 #include <algorithm>
@@ -52,7 +53,7 @@ bool wchan_is_zero(pid_t tid) {
 // pause(). REPRO_WCHAN=off answers no, to test the fallback on any host.
 bool wchan_names_sleepers() {
   static const bool names = [] {
-    if (const char* value = getenv("REPRO_WCHAN"); value != nullptr && strcmp(value, "off") == 0) {
+    if (switched_off("REPRO_WCHAN")) {
       return false;
     }
     pid_t child = fork();

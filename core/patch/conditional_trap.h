@@ -39,6 +39,7 @@ namespace repro::patch {
 struct WatchedWord {
   uint64_t address = 0;
   uint64_t want = 0;
+  bool operator==(const WatchedWord&) const = default;
 };
 
 struct TrampolineCode {

@@ -5,16 +5,14 @@
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <unistd.h>
-
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
+#include "core/base/env_switch.h"
 #include "core/base/scoped_fd.h"
 
 #include "core/os/untraced_syscalls.h"
@@ -29,10 +27,7 @@ namespace {
 // prctl(PR_GET_SPECULATION_CTRL). SECCOMP_FILTER_FLAG_SPEC_ALLOW (Linux
 // 4.17) leaves the program as it is natively. REPRO_SECCOMP_SPEC_ALLOW=off
 // installs the filter without it.
-bool spec_allow_wanted() {
-  const char* value = std::getenv("REPRO_SECCOMP_SPEC_ALLOW");
-  return value == nullptr || std::strcmp(value, "off") != 0;
-}
+bool spec_allow_wanted() { return !switched_off("REPRO_SECCOMP_SPEC_ALLOW"); }
 
 // libseccomp's program with, in front, "a syscall from `untraced_ip` is
 // allowed": the instruction pointer's two halves compared in turn.
