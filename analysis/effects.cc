@@ -1,5 +1,6 @@
 #include "analysis/effects.h"
 
+#include "core/fastpath/syscall_batch.h"
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <sys/ioctl.h>
@@ -12,6 +13,7 @@
 #include <memory>
 
 #include "analysis/socket_address.h"
+#include "core/fastpath/syscall_batch.h"
 #include "core/format/trace_reader.h"
 #include "core/syscalls/syscall_table.h"
 
@@ -182,6 +184,23 @@ void EffectsTracker::observe(const format::Event& event) {
     case format::EventKind::kSyscall:
       on_syscall(event);
       break;
+    case format::EventKind::kSyscallBatch: {
+      // The syscalls the fast path logged without a stop (stats, reads,
+      // writes of regular files...), each as the event a stop would log.
+      // A batch that does not decode is left out: the reader checked its
+      // frame, and replay would refuse it.
+      auto syscalls = fastpath::parse_syscall_batch(event.data);
+      if (!syscalls.is_ok()) {
+        ++effects_.undecoded_batches;
+        break;
+      }
+      format::Event single;
+      for (const fastpath::BatchedSyscall& syscall : *syscalls) {
+        fastpath::to_syscall_event(syscall, event.thread, &single);
+        on_syscall(single);
+      }
+      break;
+    }
     default:
       break;
   }

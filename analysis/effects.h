@@ -123,6 +123,9 @@ struct Effects {
   uint64_t missing_inputs = 0;
   /// Reads and writes on descriptors whose origin the trace does not show.
   uint64_t unknown_descriptor_calls = 0;
+  /// Fast-path batches whose records do not decode: their syscalls are
+  /// not counted.
+  uint64_t undecoded_batches = 0;
 };
 
 class EffectsTracker {

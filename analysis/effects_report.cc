@@ -287,6 +287,11 @@ std::string effects_text(const Effects& effects, const EffectsReportOptions& opt
                     "could not read): their effects are not listed",
                     plural(effects.missing_inputs, "syscall", "syscalls")));
   }
+  if (effects.undecoded_batches > 0) {
+    line(fmt::format("Note: {} of fast-path syscalls that do not decode: their effects are not "
+                     "listed",
+                     plural(effects.undecoded_batches, "batch", "batches")));
+  }
   if (effects.unknown_descriptor_calls > 0) {
     line(
         fmt::format("Note: {} on descriptors the trace does not show the origin of "
@@ -408,7 +413,8 @@ nlohmann::json effects_json(const Effects& effects, const EffectsReportOptions& 
             {"stderr_bytes", effects.stderr_bytes},
             {"stdin_bytes", effects.stdin_bytes},
             {"syscalls_missing_inputs", effects.missing_inputs},
-            {"unknown_descriptor_calls", effects.unknown_descriptor_calls}}}};
+            {"unknown_descriptor_calls", effects.unknown_descriptor_calls},
+            {"undecoded_batches", effects.undecoded_batches}}}};
 }
 
 }  // namespace repro::analysis

@@ -6,8 +6,9 @@
  * through the one instruction the seccomp filter lets pass without a
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
- * thread's next stop (core/fastpath/fastpath_abi.h). Reads go this way
- * only from regular files (an fstat, logged too, tells), and opens and
+ * thread's next stop (core/fastpath/fastpath_abi.h). Reads and writes go
+ * this way only to regular files (an fstat, logged too, tells; writes not
+ * to the recording's own stdout and stderr, nor into /proc), and opens and
  * closes only of directories; lseek, readlink, fcntl's flag and copy
  * commands, access, the stat family and the extended attribute reads
  * never wait for another process (a record of a call given a path carries
@@ -56,6 +57,8 @@
 /* struct stat on x86-64: 144 bytes, st_mode at offset 24. */
 #define FP_STAT_BYTES 144
 #define FP_STAT_MODE_OFFSET 24
+#define FP_STAT_DEV_INDEX 0 /* st_dev, the first u64 */
+#define FP_STAT_INO_INDEX 1 /* st_ino, the second */
 #define FP_STATX_BYTES 256
 #define FP_EFAULT 14
 
@@ -67,6 +70,11 @@ extern int* __errno_location(void);
 extern long __read(int fd, void* buf, unsigned long count);
 extern long __pread64(int fd, void* buf, unsigned long count, long offset);
 extern int __close(int fd);
+/* And libc's write and pwrite64, for the same reason (a pipe write may
+ * block). writev and pwritev have no such name: libc's own reach the fast
+ * path through their patched syscall sites only. */
+extern long __write(int fd, const void* buf, unsigned long count);
+extern long __pwrite64(int fd, const void* buf, unsigned long count, long offset);
 extern int __openat64_2(int dirfd, const char* path, int flags);
 extern int __fcntl(int fd, int command, ...);
 
@@ -179,6 +187,11 @@ static int page_ready;
  * the trace. From then on every syscall takes the slow path. */
 static volatile int own_filter_installed;
 
+/* Filled in by the recorder (REPRO_FASTPATH_OP_WRITE_EXCLUSIONS) before
+ * the program's own code runs; all zeros (no write on the fast path)
+ * without one. */
+static struct repro_fastpath_write_exclusions write_exclusions;
+
 #define DISABLED ((struct repro_fastpath_header*)1)
 static __thread struct repro_fastpath_header* thread_buffer
     __attribute__((tls_model("initial-exec")));
@@ -204,6 +217,8 @@ __attribute__((constructor)) static void map_syscall_page(void) {
     traced_syscall(REPRO_FASTPATH_CONTROL_SYSCALL, REPRO_FASTPATH_OP_SYSCALL_STUBS,
                    (long)repro_stub_area, REPRO_FASTPATH_STUB_AREA_BYTES,
                    (long)repro_site_entries, (long)repro_record_published, 0);
+    traced_syscall(REPRO_FASTPATH_CONTROL_SYSCALL, REPRO_FASTPATH_OP_WRITE_EXCLUSIONS,
+                   (long)&write_exclusions, sizeof write_exclusions, 0, 0, 0);
   }
   /* For replay (fastpath_abi.h); without it replay answers at stops. */
   long queue = traced_syscall(SYS_mmap, (long)REPRO_FASTPATH_REPLAY_QUEUE_ADDRESS,
@@ -264,9 +279,15 @@ enum output_kind {
 
 static uint32_t round_up8(uint32_t n) { return (n + 7u) & ~7u; }
 
-/* Makes the syscall without a stop and logs it; the caller has checked
- * that it cannot block and that output_capacity is within
- * REPRO_FASTPATH_MAX_OUTPUT_BYTES. Returns the raw result (-errno). */
+/* memcpy, which this library cannot call: `rep movsb`, which copies a
+ * read's 4 KiB several times faster than a byte loop (one of the costs of
+ * a logged read). A signal may interrupt it, and the recorder may run the
+ * thread out of it (the record is busy). */
+static void copy_bytes(char* to, const char* from, uint32_t count) {
+  unsigned long n = count;
+  __asm__ volatile("rep movsb" : "+D"(to), "+S"(from), "+c"(n) : : "memory");
+}
+
 /* The length of string `s`, at most `limit`. */
 static uint32_t bounded_length(const char* s, uint32_t limit) {
   uint32_t n = 0;
@@ -290,7 +311,9 @@ static int xattr_name_was_read(long result) {
 
 /* Makes the syscall without a stop and logs it, with the strings it was
  * given: argument `path_arg` (-1: none), and `name_arg` (-1: none), an
- * extended attribute's name, after the path. */
+ * extended attribute's name, after the path. The caller has checked that
+ * it cannot block and that output_capacity is within
+ * REPRO_FASTPATH_MAX_OUTPUT_BYTES. Returns the raw result (-errno). */
 static long logged_syscall_with_strings(struct repro_fastpath_header* header, long number,
                                         long a1, long a2, long a3, long a4, long a5, long a6,
                                         uint64_t output_address, uint32_t output_capacity,
@@ -351,11 +374,8 @@ static long logged_syscall_with_strings(struct repro_fastpath_header* header, lo
   record->input_arg = (uint8_t)(path != NULL ? path_arg : name != NULL ? name_arg : 0);
   record->second_input_arg = (uint8_t)(path != NULL && name != NULL ? name_arg : 0);
   volatile char* out = at + REPRO_FASTPATH_RECORD_HEADER_BYTES;
-  const char* in = (const char*)output_address;
-  uint32_t i = 0;
-  for (; i < output_bytes; ++i) {
-    out[i] = in[i];
-  }
+  copy_bytes((char*)out, (const char*)output_address, output_bytes);
+  uint32_t i = output_bytes;
   for (uint32_t j = 0; j < path_bytes; ++i, ++j) {
     out[i] = path[j];
   }
@@ -402,16 +422,59 @@ static long id_syscall(long number) {
   return logged_syscall(header, number, 0, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
 }
 
-/* The file type of `fd` (its st_mode & S_IFMT), 0 if fstat fails. The
- * probe is logged too: during replay it must see the same answer. */
+/* fstat of `fd` into `stat_buffer`, logged too: during replay the probe
+ * must see the same answer. Returns the raw result. */
+static long logged_fstat(struct repro_fastpath_header* header, long fd,
+                         uint64_t stat_buffer[FP_STAT_BYTES / 8]) {
+  return logged_syscall(header, SYS_fstat, fd, (long)stat_buffer, 0, 0, 0, 0,
+                        (uint64_t)stat_buffer, FP_STAT_BYTES, OUTPUT_WHOLE_ON_SUCCESS);
+}
+
+static uint32_t stat_file_type(const uint64_t stat_buffer[FP_STAT_BYTES / 8]) {
+  return *(const uint32_t*)((const char*)stat_buffer + FP_STAT_MODE_OFFSET) & FP_S_IFMT;
+}
+
+/* The file type of `fd` (its st_mode & S_IFMT), 0 if fstat fails. */
 static uint32_t file_type(struct repro_fastpath_header* header, long fd) {
   uint64_t stat_buffer[FP_STAT_BYTES / 8];
-  long result = logged_syscall(header, SYS_fstat, fd, (long)stat_buffer, 0, 0, 0, 0,
-                               (uint64_t)stat_buffer, FP_STAT_BYTES, OUTPUT_WHOLE_ON_SUCCESS);
-  if (result != 0) {
+  if (logged_fstat(header, fd, stat_buffer) != 0) {
     return 0;
   }
-  return *(uint32_t*)((char*)stat_buffer + FP_STAT_MODE_OFFSET) & FP_S_IFMT;
+  return stat_file_type(stat_buffer);
+}
+
+/* The buffer for a write to `fd` on the fast path: a regular file (whose
+ * writes never wait for another process) that write_exclusions does not
+ * name; NULL for the slow path. */
+static struct repro_fastpath_header* write_buffer(long fd) {
+  if (!write_exclusions.known) {
+    return NULL;
+  }
+  struct repro_fastpath_header* header = usable_buffer();
+  uint64_t stat_buffer[FP_STAT_BYTES / 8];
+  if (header == NULL || logged_fstat(header, fd, stat_buffer) != 0 ||
+      stat_file_type(stat_buffer) != FP_S_IFREG) {
+    return NULL;
+  }
+  uint64_t device = stat_buffer[FP_STAT_DEV_INDEX];
+  uint64_t inode = stat_buffer[FP_STAT_INO_INDEX];
+  if (device == write_exclusions.procfs_device) {
+    return NULL;
+  }
+  for (uint32_t i = 0; i < write_exclusions.output_count && i < REPRO_FASTPATH_MAX_OUTPUT_FILES;
+       ++i) {
+    if (device == write_exclusions.output_device[i] && inode == write_exclusions.output_inode[i]) {
+      return NULL;
+    }
+  }
+  return header;
+}
+
+/* A write on the fast path: its result is all the trace needs (replay
+ * answers it without writing anything). */
+static long logged_write(struct repro_fastpath_header* header, long number, long a1, long a2,
+                         long a3, long a4, long a5) {
+  return logged_syscall(header, number, a1, a2, a3, a4, a5, 0, 0, 0, OUTPUT_NONE);
 }
 
 /* Whether `fd` is a regular file, whose reads never block. */
@@ -484,6 +547,26 @@ EXPORT long pread64(int fd, void* buf, unsigned long count, long offset) {
 
 EXPORT long pread(int fd, void* buf, unsigned long count, long offset) {
   return pread64(fd, buf, count, offset);
+}
+
+EXPORT long write(int fd, const void* buf, unsigned long count) {
+  struct repro_fastpath_header* header = write_buffer(fd);
+  if (header == NULL) {
+    return __write(fd, buf, count);
+  }
+  return libc_result(logged_write(header, SYS_write, fd, (long)buf, (long)count, 0, 0));
+}
+
+EXPORT long pwrite64(int fd, const void* buf, unsigned long count, long offset) {
+  struct repro_fastpath_header* header = write_buffer(fd);
+  if (header == NULL) {
+    return __pwrite64(fd, buf, count, offset);
+  }
+  return libc_result(logged_write(header, SYS_pwrite64, fd, (long)buf, (long)count, offset, 0));
+}
+
+EXPORT long pwrite(int fd, const void* buf, unsigned long count, long offset) {
+  return pwrite64(fd, buf, count, offset);
 }
 
 EXPORT int clock_gettime(int clock, void* ts) {
@@ -742,6 +825,25 @@ long repro_site_syscall(const long* registers) {
       header = read_buffer(a1, (unsigned long)a3);
       return header == NULL ? traced_syscall(number, a1, a2, a3, a4, 0, 0)
                             : logged_read(header, number, a1, a2, a3, a4);
+    case SYS_write:
+    case SYS_writev:
+      header = write_buffer(a1);
+      if (header == NULL) {
+        break;
+      }
+      return logged_write(header, number, a1, a2, a3, 0, 0);
+    case SYS_pwrite64:
+      header = write_buffer(a1);
+      if (header == NULL) {
+        break;
+      }
+      return logged_write(header, number, a1, a2, a3, a4, 0);
+    case SYS_pwritev:
+      header = write_buffer(a1);
+      if (header == NULL) {
+        break;
+      }
+      return logged_write(header, number, a1, a2, a3, a4, a5);
     case SYS_lseek:
       return plain_syscall(number, a1, a2, a3, 0, 0, 0);
     case SYS_fstat:

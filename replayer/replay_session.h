@@ -221,6 +221,9 @@ class ReplaySession {
   /// the program did not write. Divergence if they differ.
   Status check_output(ReplayThread& t, const format::Event& event);
   Status apply_write_to_shared_file(ReplayThread& t, const format::Event& event);
+  /// The bytes the write (write, pwrite64, writev, pwritev) in `event` took
+  /// from t's memory, as many as its result says.
+  Result<std::string> written_bytes(ReplayThread& t, const format::Event& event);
   Status wait_syscall_exit(ReplayThread& t);
   Status write_recorded_memory(ReplayThread& t, const format::Event& event);
   /// Runs the syscall `substitute` describes (at a seccomp stop) in place of

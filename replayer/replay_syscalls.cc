@@ -10,11 +10,14 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -168,13 +171,31 @@ Status ReplaySession::answer_syscall(ReplayThread& t, const format::Event& event
   return emulate(t, event);
 }
 
+Result<std::string> ReplaySession::written_bytes(ReplayThread& t, const format::Event& event) {
+  const auto total = static_cast<size_t>(event.result);
+  if (event.syscall_number != SYS_writev && event.syscall_number != SYS_pwritev) {
+    return os::read_memory(t.tid, event.args[1], total);
+  }
+  // The iovecs in order, until the result's count of bytes (IOV_MAX of them at most).
+  std::vector<iovec> iovecs(std::min<uint64_t>(event.args[2], IOV_MAX));
+  REPRO_RETURN_IF_ERROR(
+      os::read_memory(t.tid, event.args[1], iovecs.data(), iovecs.size() * sizeof(iovec)));
+  std::string bytes;
+  for (const iovec& v : iovecs) {
+    size_t n = std::min(total - bytes.size(), v.iov_len);
+    REPRO_ASSIGN_OR_RETURN(std::string part,
+                           os::read_memory(t.tid, reinterpret_cast<uint64_t>(v.iov_base), n));
+    bytes += part;
+  }
+  return bytes;
+}
+
 Status ReplaySession::apply_write_to_shared_file(ReplayThread& t, const format::Event& event) {
   auto it = shared_files_.find(mapped_path_);
   if (it == shared_files_.end()) {
     return Status::ok();  // not mapped shared in replay: nothing can see it
   }
-  REPRO_ASSIGN_OR_RETURN(std::string bytes,
-                         os::read_memory(t.tid, event.args[1], static_cast<size_t>(event.result)));
+  REPRO_ASSIGN_OR_RETURN(std::string bytes, written_bytes(t, event));
   ScopedFd fd(::open(it->second.first.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd.valid() ||
       pwrite(fd.get(), bytes.data(), bytes.size(), static_cast<off_t>(mapped_offset_)) !=

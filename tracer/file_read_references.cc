@@ -130,7 +130,8 @@ bool FileReadReferences::matches(const Copy& copy, uint64_t offset, const format
 }
 
 bool FileReadReferences::reference(pid_t tid, format::Event* event,
-                                   std::optional<uint64_t> position_after) {
+                                   std::optional<uint64_t> position_after,
+                                   const struct stat* file) {
   if (!is_file_read(event->syscall_number) || event->result < kMinReferencedReadBytes ||
       event->result > static_cast<int64_t>(format::kMaxFileCopyReadBytes) ||
       event->writes.empty() || event->syscall_flags != 0) {
@@ -145,8 +146,12 @@ bool FileReadReferences::reference(pid_t tid, format::Event* event,
   }
   std::string fd_path = fmt::format("/proc/{}/fd/{}", tid, static_cast<int>(event->args[0]));
   struct stat st;
-  if (::stat(fd_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      st.st_size > kMaxReferencedFileBytes) {
+  if (file != nullptr) {
+    st = *file;
+  } else if (::stat(fd_path.c_str(), &st) != 0) {
+    return false;
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size > kMaxReferencedFileBytes) {
     return false;
   }
   std::optional<uint64_t> offset = read_offset(tid, *event, position_after);

@@ -52,9 +52,11 @@ class FileReadReferences {
   /// at later), else where the descriptor stands now. A file that cannot
   /// be copied or compared keeps its bytes; a copy that fails for the
   /// trace's sake (a full disk) leaves the writer's sticky error, which
-  /// its next append reports.
+  /// its next append reports. `file`, if given, is what stat says of the
+  /// read's descriptor now (the reads of one fast-path batch share one).
   bool reference(pid_t tid, format::Event* event,
-                 std::optional<uint64_t> position_after = std::nullopt);
+                 std::optional<uint64_t> position_after = std::nullopt,
+                 const struct stat* file = nullptr);
 
   /// Reads turned into references so far, and the bytes they did not store.
   uint64_t referenced_reads() const { return referenced_reads_; }

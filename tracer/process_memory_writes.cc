@@ -57,6 +57,11 @@ bool writes_at_file_position(int number) {
          number == SYS_pwritev || number == SYS_pwritev2;
 }
 
+bool writes_shared_file_data(int number) {
+  return number == SYS_write || number == SYS_pwrite64 || number == SYS_writev ||
+         number == SYS_pwritev;
+}
+
 std::optional<pid_t> proc_mem_owner(pid_t pid, int fd) {
   std::string link = fmt::format("/proc/{}/fd/{}", pid, fd);
   char target[128];

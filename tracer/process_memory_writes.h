@@ -21,6 +21,11 @@ namespace repro::tracer {
 /// argument at a file position (write, writev, pwrite64, pwritev, pwritev2).
 bool writes_at_file_position(int number);
 
+/// Whether syscall `number` is a write whose bytes replay copies into its
+/// copy of a file mapped shared (write, pwrite64, writev, pwritev): the
+/// recorder notes where they went (kMappedFile) when the file is mapped so.
+bool writes_shared_file_data(int number);
+
 /// The thread or process whose memory descriptor `fd` of process `pid` is
 /// open on (/proc/N/mem or /proc/N/task/M/mem: N or M), or nullopt for any
 /// other file or a descriptor that is gone.

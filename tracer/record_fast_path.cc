@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 #include <sched.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -30,6 +31,7 @@
 #include "core/patch/syscall_sites.h"
 #include "core/syscalls/syscall_table.h"
 #include "tracer/file_read_references.h"
+#include "tracer/process_memory_writes.h"
 #include "tracer/record_session.h"
 #include "tracer/record_thread.h"
 
@@ -62,14 +64,19 @@ Status RecordSession::drain_fast_path(Thread& t) {
 
 namespace {
 
-// Where each read at the current position among `syscalls` (made in this
-// order, just now) left its descriptor: counted back from where the
-// descriptor stands now over the reads after it. Unknown before an lseek
-// or a close of the same descriptor (its number may name another file
-// now). Wrong if something else moved the position
-// meanwhile (a sibling thread sharing it): then the bytes do not match the
-// copy there, and stay in the trace.
-std::vector<std::optional<uint64_t>> read_positions_after(
+// Whether `number` moves its descriptor's position by its result.
+bool moves_file_position(int number) {
+  return number == SYS_read || number == SYS_write || number == SYS_writev;
+}
+
+// Where each read or write at the current position among `syscalls` (made
+// in this order, just now) left its descriptor: counted back from where
+// the descriptor stands now over the reads and writes after it. Unknown
+// before an lseek or a close of the same descriptor (its number may name
+// another file now). Wrong if something else moved the position meanwhile
+// (a sibling thread sharing it): then a read's bytes do not match the copy
+// there, and stay in the trace.
+std::vector<std::optional<uint64_t>> positions_after(
     pid_t tid, const std::vector<fastpath::BatchedSyscall>& syscalls) {
   std::vector<std::optional<uint64_t>> after(syscalls.size());
   std::map<int, std::optional<uint64_t>> position;  // by descriptor, going back
@@ -80,7 +87,7 @@ std::vector<std::optional<uint64_t>> read_positions_after(
       position[fd] = std::nullopt;
       continue;
     }
-    if (syscall.syscall_number != SYS_read && syscall.syscall_number != SYS_lseek) {
+    if (!moves_file_position(syscall.syscall_number) && syscall.syscall_number != SYS_lseek) {
       continue;
     }
     auto [at, fresh] = position.try_emplace(fd);
@@ -105,12 +112,34 @@ std::vector<std::optional<uint64_t>> read_positions_after(
 Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
   // A read of a regular file comes out of the batch as a syscall event of
   // its own when its bytes can be stored by reference to the file's copy,
-  // as on the slow path; the records around it stay batches.
+  // as on the slow path, and so does a write to a file the process maps
+  // shared, after the note that tells replay to apply it to its copy; the
+  // records around them stay batches.
   auto syscalls = fastpath::parse_syscall_batch(data);
   if (!syscalls.is_ok()) {
     return syscalls.status().context(fmt::format("thread t{}: the fast-path buffer", t.index));
   }
   std::vector<std::optional<uint64_t>> positions;
+  auto position_after = [&](size_t i) {
+    if (positions.empty()) {
+      positions = positions_after(t.tid, *syscalls);
+    }
+    return positions[i];
+  };
+  // What stat says of each descriptor read from: one lookup per batch, as
+  // no regular file's descriptor can be closed or replaced inside one
+  // (its close, a dup2, an open of a file, each stops the thread).
+  std::map<int, std::optional<struct stat>> files;
+  auto file_of = [&](int fd) -> const struct stat* {
+    auto [at, fresh] = files.try_emplace(fd);
+    if (fresh) {
+      struct stat st;
+      if (stat(fmt::format("/proc/{}/fd/{}", t.tid, fd).c_str(), &st) == 0) {
+        at->second = st;
+      }
+    }
+    return at->second ? &*at->second : nullptr;
+  };
   size_t batch_start = 0;
   auto log_batch_until = [&](size_t end) -> Status {
     if (end == batch_start) {
@@ -122,27 +151,79 @@ Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
     event_.data.assign(data, batch_start, end - batch_start);
     return log(event_);
   };
-  format::Event read;
+  format::Event single;
   for (size_t i = 0; i < syscalls->size(); ++i) {
     const fastpath::BatchedSyscall& syscall = (*syscalls)[i];
-    if ((syscall.syscall_number != SYS_read && syscall.syscall_number != SYS_pread64) ||
-        syscall.result < kMinReferencedReadBytes) {
-      continue;
+    const int number = syscall.syscall_number;
+    std::optional<format::Event> note;
+    if (writes_at_file_position(number) && syscall.result > 0) {
+      REPRO_RETURN_IF_ERROR(refuse_fast_path_memory_write(t, syscall.args));
+      if (!shared_file_mapped_ || !writes_shared_file_data(number)) {
+        continue;
+      }
+      REPRO_ASSIGN_OR_RETURN(note, shared_file_write_note(t, number, syscall.args, syscall.result,
+                                                          position_after(i)));
+      if (!note) {
+        continue;
+      }
+      fastpath::to_syscall_event(syscall, t.index, &single);
+      single.syscall_flags |= format::kSyscallWritesMappedFile;
+    } else {
+      if ((number != SYS_read && number != SYS_pread64) ||
+          syscall.result < kMinReferencedReadBytes) {
+        continue;
+      }
+      fastpath::to_syscall_event(syscall, t.index, &single);
+      single.syscall_flags = 0;
+      const struct stat* file = file_of(static_cast<int>(syscall.args[0]));
+      if (file == nullptr || !file_reads_->reference(t.tid, &single, position_after(i), file)) {
+        continue;
+      }
+      single.syscall_flags |= format::kSyscallFastPath;
     }
-    if (positions.empty()) {
-      positions = read_positions_after(t.tid, *syscalls);
-    }
-    fastpath::to_syscall_event(syscall, t.index, &read);
-    read.syscall_flags = 0;
-    if (!file_reads_->reference(t.tid, &read, positions[i])) {
-      continue;
-    }
-    read.syscall_flags |= format::kSyscallFastPath;
     REPRO_RETURN_IF_ERROR(log_batch_until(syscall.record_offset));
-    REPRO_RETURN_IF_ERROR(log(read));
+    if (note) {
+      REPRO_RETURN_IF_ERROR(log(*note));
+    }
+    REPRO_RETURN_IF_ERROR(log(single));
     batch_start = syscall.record_offset + syscall.record_bytes;
   }
   return log_batch_until(data.size());
+}
+
+Status RecordSession::refuse_fast_path_memory_write(const Thread& t,
+                                                    const std::array<uint64_t, 6>& args) {
+  // The library leaves the recorder's /proc alone (write_exclusions), so
+  // only a /proc mounted elsewhere gets here; its write changed memory
+  // that the trace cannot say how, so the recording cannot go on.
+  if (!proc_mem_opened_) {
+    return Status::ok();
+  }
+  std::optional<pid_t> owner = proc_mem_owner(t.pid, static_cast<int>(args[0]));
+  if (!owner) {
+    return Status::ok();
+  }
+  return Status::error(StatusCode::kUnsupported,
+                       fmt::format("thread t{} wrote into /proc/{}/mem on the fast path (a /proc "
+                                   "mount other than repro's); record with --no-fast-path",
+                                   t.index, *owner));
+}
+
+repro_fastpath_write_exclusions RecordSession::write_exclusions() const {
+  repro_fastpath_write_exclusions exclusions{};
+  exclusions.known = 1;
+  for (const auto& [device, inode] : recorder_.output_files()) {
+    if (exclusions.output_count < REPRO_FASTPATH_MAX_OUTPUT_FILES) {
+      exclusions.output_device[exclusions.output_count] = device;
+      exclusions.output_inode[exclusions.output_count] = inode;
+      ++exclusions.output_count;
+    }
+  }
+  // Where /proc cannot be looked at, no device number matches it: then a
+  // write into /proc/PID/mem on the fast path is caught when drained.
+  struct stat proc;
+  exclusions.procfs_device = stat("/proc/self", &proc) == 0 ? proc.st_dev : ~uint64_t{0};
+  return exclusions;
 }
 
 Result<bool> RecordSession::on_fast_path_control(Thread& t) {
@@ -162,6 +243,15 @@ Result<bool> RecordSession::on_fast_path_control(Thread& t) {
     }
     record_published_points_[t.pid] = t.args[4];
     result = 0;
+  } else if (fast_path_on_ && t.args[0] == REPRO_FASTPATH_OP_WRITE_EXCLUSIONS) {
+    if (t.args[2] == sizeof(repro_fastpath_write_exclusions)) {
+      repro_fastpath_write_exclusions exclusions = write_exclusions();
+      event_.writes.push_back(
+          {t.args[1], std::string(reinterpret_cast<const char*>(&exclusions), sizeof exclusions)});
+      result = 0;
+    } else {
+      result = -EINVAL;  // a library of another layout: its writes stay slow
+    }
   } else if (t.fast_path && t.args[0] == REPRO_FASTPATH_OP_FLUSH) {
     // Drained at this stop already (step()): start the buffer over.
     uint32_t start = sizeof(repro_fastpath_header);

@@ -1018,19 +1018,32 @@ Result<bool> RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address)
 }
 
 Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
+  REPRO_ASSIGN_OR_RETURN(std::optional<format::Event> note,
+                         shared_file_write_note(t, t.syscall_number, t.args, written,
+                                                std::nullopt));
+  if (!note) {
+    return Status::ok();
+  }
+  event_.syscall_flags |= format::kSyscallWritesMappedFile;
+  return log(*note);
+}
+
+Result<std::optional<format::Event>> RecordSession::shared_file_write_note(
+    const Thread& t, int number, const std::array<uint64_t, 6>& args, int64_t written,
+    std::optional<uint64_t> position_after) {
   // A write to a file that is mapped shared changes the mapped memory too;
   // replay must apply it to its copy of the file. Only checked once the
   // program has mapped a file shared, so other programs pay nothing.
-  int fd = static_cast<int>(t.args[0]);
+  int fd = static_cast<int>(args[0]);
   std::string fd_path = fmt::format("/proc/{}/fd/{}", t.pid, fd);
   struct stat file;
   if (stat(fd_path.c_str(), &file) != 0 || !S_ISREG(file.st_mode)) {
-    return Status::ok();
+    return std::optional<format::Event>{};
   }
   std::string maps_path = fmt::format("/proc/{}/maps", t.pid);
   FILE* maps = std::fopen(maps_path.c_str(), "re");
   if (maps == nullptr) {
-    return Status::ok();
+    return std::optional<format::Event>{};
   }
   bool mapped_shared = false;
   char line[512];
@@ -1043,22 +1056,17 @@ Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
   }
   std::fclose(maps);
   if (!mapped_shared) {
-    return Status::ok();
+    return std::optional<format::Event>{};
   }
-  int64_t offset = static_cast<int64_t>(t.args[3]);
-  if (t.syscall_number == SYS_write) {
-    // write(2) wrote just before the file position it left behind.
-    std::string fdinfo = fmt::format("/proc/{}/fdinfo/{}", t.pid, fd);
-    FILE* info = std::fopen(fdinfo.c_str(), "re");
-    long long position = 0;
-    if (info == nullptr || std::fscanf(info, "pos: %lld", &position) != 1) {
-      if (info != nullptr) {
-        std::fclose(info);
-      }
-      return Status::error(StatusCode::kIoError, fmt::format("reading '{}'", fdinfo));
+  int64_t offset = static_cast<int64_t>(args[3]);
+  if (number == SYS_write || number == SYS_writev) {
+    // They wrote just before the file position they left behind.
+    std::optional<uint64_t> position = position_after ? position_after : file_position(t.pid, fd);
+    if (!position) {
+      return Status::error(StatusCode::kIoError,
+                           fmt::format("reading '/proc/{}/fdinfo/{}'", t.pid, fd));
     }
-    std::fclose(info);
-    offset = position - written;
+    offset = static_cast<int64_t>(*position) - written;
   }
   std::error_code ec;
   format::Event note;
@@ -1066,8 +1074,7 @@ Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
   note.thread = t.index;
   note.path = std::filesystem::read_symlink(fd_path, ec).string();
   note.result = offset;
-  event_.syscall_flags |= format::kSyscallWritesMappedFile;
-  return log(note);
+  return std::optional<format::Event>{std::move(note)};
 }
 
 Status RecordSession::note_write_to_process_memory(Thread& t, int64_t result) {
@@ -1203,8 +1210,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
       !(t.args[3] & MAP_ANONYMOUS)) {
     shared_file_mapped_ = true;
   }
-  if (shared_file_mapped_ && result > 0 &&
-      (t.syscall_number == SYS_write || t.syscall_number == SYS_pwrite64)) {
+  if (shared_file_mapped_ && result > 0 && writes_shared_file_data(t.syscall_number)) {
     REPRO_RETURN_IF_ERROR(note_write_to_shared_file(t, result));
   }
   REPRO_RETURN_IF_ERROR(note_write_to_process_memory(t, result));

@@ -38,6 +38,7 @@
 
 #include "core/base/scoped_fd.h"
 #include "core/base/status.h"
+#include "core/fastpath/fastpath_abi.h"
 #include "core/format/trace_writer.h"
 #include "core/patch/rdtsc_patcher.h"
 #include "tracer/syscall_site_patcher.h"
@@ -168,6 +169,12 @@ class RecordSession {
   /// Answers the library's control syscall (register a buffer, flush it)
   /// at its entry; returns false for any other syscall.
   Result<bool> on_fast_path_control(Thread& t);
+  /// What the library's writes must leave to the slow path: the
+  /// recording's stdout and stderr, and the recorder's /proc.
+  repro_fastpath_write_exclusions write_exclusions() const;
+  /// An unsupported error if the fast-path write with `args` went into a
+  /// /proc/PID/mem file, whose change to memory the trace would miss.
+  Status refuse_fast_path_memory_write(const Thread& t, const std::array<uint64_t, 6>& args);
   /// Whether t stands inside the library's logging of one syscall (its
   /// buffer's busy mark): no point to preempt it at or deliver a signal,
   /// since replay could not reach it once the syscall is made.
@@ -206,6 +213,13 @@ class RecordSession {
   /// is one whose memory cannot be recorded (a device other than /dev/zero).
   Result<bool> log_mapped_file(Thread& t, int fd, uint64_t address);
   Status note_write_to_shared_file(Thread& t, int64_t written);
+  /// The kMappedFile note for a write of `written` bytes (syscall `number`,
+  /// `args`) by t to a file its process maps shared; nullopt if it maps no
+  /// such file. A write(2) ended at `position_after` if given (a fast-path
+  /// write, looked at later), else where the descriptor stands now.
+  Result<std::optional<format::Event>> shared_file_write_note(
+      const Thread& t, int number, const std::array<uint64_t, 6>& args, int64_t written,
+      std::optional<uint64_t> position_after);
   /// At the exit of t's syscall with `result`: notes an open of a
   /// /proc/PID/mem file, and adds to event_ what a write through one did to
   /// memory (tracer/process_memory_writes.h).

@@ -675,6 +675,17 @@ uint32_t SyscallRecorder::recording_output(pid_t pid, int fd) const {
   return 0;
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> SyscallRecorder::output_files() const {
+  std::vector<std::pair<uint64_t, uint64_t>> files;
+  if (have_stdout_) {
+    files.emplace_back(stdout_device_, stdout_inode_);
+  }
+  if (have_stderr_) {
+    files.emplace_back(stderr_device_, stderr_inode_);
+  }
+  return files;
+}
+
 bool SyscallRecorder::copies_to_recording_output(pid_t pid, int number,
                                                  const std::array<uint64_t, 6>& args) const {
   switch (number) {

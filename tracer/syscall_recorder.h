@@ -11,6 +11,8 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "core/base/status.h"
 #include "core/format/event.h"
@@ -34,6 +36,10 @@ class SyscallRecorder {
   /// to print: such calls are answered ENOSYS, and programs (cat, cp)
   /// fall back to read and write, whose bytes it keeps.
   bool copies_to_recording_output(pid_t pid, int number, const std::array<uint64_t, 6>& args) const;
+
+  /// The recording's own stdout and stderr, as (st_dev, st_ino): at most
+  /// two entries, fewer when repro had no such descriptor.
+  std::vector<std::pair<uint64_t, uint64_t>> output_files() const;
 
  private:
   Status capture_table_effects(pid_t tid, format::Event* event);

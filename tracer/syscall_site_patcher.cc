@@ -16,6 +16,10 @@ bool SyscallSitePatcher::worth_patching(int syscall_number) {
     case SYS_gettid:
     case SYS_read:
     case SYS_pread64:
+    case SYS_write:
+    case SYS_pwrite64:
+    case SYS_writev:
+    case SYS_pwritev:
     case SYS_lseek:
     case SYS_fstat:
     case SYS_newfstatat:

@@ -63,6 +63,14 @@
  * there. Sent once per process image, by the library's constructor;
  * result 0 (-ENOSYS without a recorder). */
 #define REPRO_FASTPATH_OP_SYSCALL_STUBS 3
+/* Writes: args[1] is the address of the library's
+ * struct repro_fastpath_write_exclusions (below), args[2] its size. The
+ * recorder fills it in as a memory write of the logged call (so replay
+ * makes the same write), result 0; -ENOSYS without a recorder, -EINVAL for
+ * another size. Sent once per process image, after
+ * REPRO_FASTPATH_OP_SYSCALL_STUBS; until it is answered, every write takes
+ * the slow path. */
+#define REPRO_FASTPATH_OP_WRITE_EXCLUSIONS 4
 #define REPRO_FASTPATH_STUB_AREA_BYTES 65536u
 #define REPRO_FASTPATH_SITE_ENTRY_STRIDE 128u
 /* The instruction after a patchable `syscall`, which the entry runs in its
@@ -121,6 +129,22 @@ struct repro_fastpath_record {
   /* The argument index of a second string input (getxattr's name, after
    * its path), 0 for none: a second input is never argument 0. */
   uint8_t second_input_arg;
+};
+
+/* The files a write must not reach on the fast path, even when they are
+ * regular files (whose writes never wait for another process): the
+ * recording's own stdout and stderr, whose bytes the trace keeps so that
+ * replay can print them (the recorder reads them at a stop, from the
+ * program's buffer), and any file of the recorder's /proc, where a write
+ * to /proc/PID/mem changes memory that replay must change too. A file is
+ * named by the st_dev and st_ino fstat gives it; procfs by its st_dev. */
+#define REPRO_FASTPATH_MAX_OUTPUT_FILES 2u
+struct repro_fastpath_write_exclusions {
+  uint32_t known;        /* 1 once the recorder filled it in */
+  uint32_t output_count; /* entries used in output_device and output_inode */
+  uint64_t procfs_device;
+  uint64_t output_device[REPRO_FASTPATH_MAX_OUTPUT_FILES];
+  uint64_t output_inode[REPRO_FASTPATH_MAX_OUTPUT_FILES];
 };
 
 /* A path longer than this is cut there, as on the slow path

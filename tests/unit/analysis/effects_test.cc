@@ -15,9 +15,12 @@
 #include <csignal>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "analysis/effects_report.h"
 #include "analysis/process_files.h"
+#include "core/fastpath/fastpath_abi.h"
 
 namespace repro::analysis {
 namespace {
@@ -94,6 +97,49 @@ TEST_CASE("writes through dup2 and a forked child count toward the opened path")
   CHECK(out.maybe_truncated);
   CHECK(effects.unknown_descriptor_calls == 1);
   CHECK(effects.processes == 2);
+}
+
+// A kSyscallBatch event of thread `thread` holding one record per call:
+// a syscall on descriptor `fd` with result `result` (no output, no input).
+format::Event batch(uint32_t thread, const std::vector<std::pair<int, int64_t>>& calls, int fd) {
+  format::Event event;
+  event.kind = format::EventKind::kSyscallBatch;
+  event.thread = thread;
+  for (const auto& [number, result] : calls) {
+    repro_fastpath_record record{};
+    record.record_bytes = sizeof record;
+    record.syscall_number = number;
+    record.args[0] = static_cast<uint64_t>(fd);
+    record.args[2] = static_cast<uint64_t>(result);
+    record.result = result;
+    event.data.append(reinterpret_cast<const char*>(&record), sizeof record);
+  }
+  return event;
+}
+
+TEST_CASE("the fast path's batched writes and reads count toward the opened path",
+          "[analysis][effects]") {
+  EffectsTracker tracker("/work");
+  tracker.observe(thread_start(0, 0, 100, 0));
+  tracker.observe(openat(0, "data.bin", O_RDWR | O_CREAT, 3));
+  tracker.observe(batch(0, {{SYS_write, 4096}, {SYS_pwrite64, 100}, {SYS_read, 10}}, 3));
+  tracker.observe(write(0, 3, 1));
+  Effects effects = tracker.finish();
+  REQUIRE(effects.files.count("/work/data.bin") == 1);
+  const FileEffect& data = effects.files.at("/work/data.bin");
+  CHECK(data.bytes_written == 4197);
+  CHECK(data.writes == 3);
+  CHECK(data.bytes_read == 10);
+  CHECK(effects.undecoded_batches == 0);
+}
+
+TEST_CASE("a batch that does not decode is counted, not guessed at", "[analysis][effects]") {
+  EffectsTracker tracker("/work");
+  tracker.observe(thread_start(0, 0, 100, 0));
+  format::Event broken = batch(0, {{SYS_write, 5}}, 3);
+  broken.data.resize(broken.data.size() - 1);
+  tracker.observe(broken);
+  CHECK(tracker.finish().undecoded_batches == 1);
 }
 
 TEST_CASE("exec closes close-on-exec descriptors; CLONE_FILES shares the table") {
