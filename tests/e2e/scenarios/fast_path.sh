@@ -17,6 +17,11 @@
 #     the fast path too, the trace keeping their path and attribute name,
 #     and so are find's directory opens, fcntl calls and closes of
 #     directories;
+#   - the file_writes test program's writes to a regular file (write,
+#     pwrite64, writev, pwritev, stdio's) are on the fast path, those to
+#     stdout and to a copy of it are not (replay prints them), and a write
+#     to a file mapped shared comes out of its batch after its mapped-file
+#     note, which replay applies to its copy of the file;
 #   - a statically linked program (no dynamic loader, so no preload)
 #     records on the slow path and replays.
 # Usage: fast_path.sh REPRO BUILD_DIR
@@ -76,6 +81,29 @@ grep -q ' syscall close([0-9]*) = 0 \[fast path\]$' stats.dump ||
 # ls asks each file's attributes until a file system says it keeps none.
 grep -q 'syscall l\?getxattr("tree/sub/file-[0-9]*", "[a-z]*\.[a-z_.]*", .*\[fast path\]$' stats.dump ||
   fail "no extended attribute read of ls on the fast path with its path and name: $(grep 'xattr' stats.dump | head -n 3)"
+
+# Writes: to a regular file on the fast path, to stdout (a file here) not.
+writer=$build_dir/tests/programs/file_writes
+need_file "$writer"
+record 120 writes writes.out writes.err "$writer"
+[ "$status" -eq 0 ] || fail "record of file_writes exited $status: $(tail -n 3 writes.err)"
+grep -q '^EXIT-SUCCESS$' writes.out || fail "file_writes did not finish: $(tail -n 3 writes.out)"
+expect_same_replay writes writes.out writes.err 0
+bounded 60 "$repro" dump writes >writes.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+for call in 'write(3, 0x[0-9a-f]*, 3000) = 3000' 'write(3, 0x[0-9a-f]*, 4096) = 4096' \
+    'pwrite64(3, 0x[0-9a-f]*, 2, [0-9]*) = 2' 'writev(3, 0x[0-9a-f]*, 3) = 60' \
+    'pwritev(3, 0x[0-9a-f]*, 2, [0-9]*, 0) = 30'; do
+  grep -q " syscall $call \[fast path\]$" writes.dump ||
+    fail "no $call on the fast path: $(grep " syscall ${call%%(*}(" writes.dump | head -n 3)"
+done
+! grep -q ' syscall write\(v\)\?\((1\|20\), .*\[fast path\]' writes.dump ||
+  fail "a write to stdout took the fast path: $(grep ' syscall write[v]*(\(1\|20\),.*fast path' writes.dump | head -n 3)"
+grep -A1 ' mapped-file .*written.bin at 0x64 ' writes.dump | grep -q ' syscall write(3, 0x[0-9a-f]*, 5) = 5 \[fast path\]$' ||
+  fail "the fast-path write into the shared mapping has no mapped-file note before it"
+bounded 60 "$repro" report --effects writes >writes.effects 2>report.err ||
+  fail "report --effects failed: $(cat report.err)"
+grep -q 'written.bin .*wrote 827512 bytes (784 writes)' writes.effects ||
+  fail "report --effects does not count the fast-path writes: $(grep written.bin writes.effects)"
 
 # The same without the fast path (fewer calls: each one is a stop).
 bounded 120 "$repro" record --no-fast-path -o slow -- "$program" 2000 data >slow.out 2>slow.err
