@@ -445,9 +445,9 @@ static uint32_t file_type(struct repro_fastpath_header* header, long fd) {
 
 /* The buffer for a write to `fd` on the fast path: a regular file (whose
  * writes never wait for another process) that write_exclusions does not
- * name; NULL for the slow path. */
+ * name, in a process that maps no file shared; NULL for the slow path. */
 static struct repro_fastpath_header* write_buffer(long fd) {
-  if (!write_exclusions.known) {
+  if (!write_exclusions.known || *(volatile uint32_t*)&write_exclusions.shared_file_mapped) {
     return NULL;
   }
   struct repro_fastpath_header* header = usable_buffer();

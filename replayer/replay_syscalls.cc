@@ -592,13 +592,14 @@ Status ReplaySession::execute_mmap(ReplayThread& t, const format::Event& event) 
           fmt::format("event #{}: file mmap without its mapped-file event", event_index_));
     }
     const std::string content_id = std::exchange(t.mapped_content_id, "");
-    if (content_id == format::kDevZeroContentId) {
-      return execute_dev_zero_mmap(t, event);
-    }
-    if (flags & MAP_SHARED) {
-      return execute_shared_file_mmap(t, event, content_id);
-    }
-    return execute_private_file_mmap(t, event, content_id);
+    REPRO_RETURN_IF_ERROR(content_id == format::kDevZeroContentId
+                              ? execute_dev_zero_mmap(t, event)
+                          : (flags & MAP_SHARED) ? execute_shared_file_mmap(t, event, content_id)
+                                                 : execute_private_file_mmap(t, event, content_id));
+    // A shared mapping's event carries the recorder's note to the fast-path
+    // library that the process maps a file shared (its writes take the
+    // slow path from then on).
+    return (flags & MAP_SHARED) ? write_recorded_memory(t, event) : Status::ok();
   }
   os::Registers regs = t.entry_regs;
   regs.rdi = address;

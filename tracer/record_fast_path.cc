@@ -112,9 +112,7 @@ std::vector<std::optional<uint64_t>> positions_after(
 Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
   // A read of a regular file comes out of the batch as a syscall event of
   // its own when its bytes can be stored by reference to the file's copy,
-  // as on the slow path, and so does a write to a file the process maps
-  // shared, after the note that tells replay to apply it to its copy; the
-  // records around them stay batches.
+  // as on the slow path; the records around it stay batches.
   auto syscalls = fastpath::parse_syscall_batch(data);
   if (!syscalls.is_ok()) {
     return syscalls.status().context(fmt::format("thread t{}: the fast-path buffer", t.index));
@@ -155,40 +153,46 @@ Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
   for (size_t i = 0; i < syscalls->size(); ++i) {
     const fastpath::BatchedSyscall& syscall = (*syscalls)[i];
     const int number = syscall.syscall_number;
-    std::optional<format::Event> note;
     if (writes_at_file_position(number) && syscall.result > 0) {
       REPRO_RETURN_IF_ERROR(refuse_fast_path_memory_write(t, syscall.args));
-      if (!shared_file_mapped_ || !writes_shared_file_data(number)) {
-        continue;
-      }
-      REPRO_ASSIGN_OR_RETURN(note, shared_file_write_note(t, number, syscall.args, syscall.result,
-                                                          position_after(i)));
-      if (!note) {
-        continue;
-      }
-      fastpath::to_syscall_event(syscall, t.index, &single);
-      single.syscall_flags |= format::kSyscallWritesMappedFile;
-    } else {
-      if ((number != SYS_read && number != SYS_pread64) ||
-          syscall.result < kMinReferencedReadBytes) {
-        continue;
-      }
-      fastpath::to_syscall_event(syscall, t.index, &single);
-      single.syscall_flags = 0;
-      const struct stat* file = file_of(static_cast<int>(syscall.args[0]));
-      if (file == nullptr || !file_reads_->reference(t.tid, &single, position_after(i), file)) {
-        continue;
-      }
-      single.syscall_flags |= format::kSyscallFastPath;
+      continue;
     }
+    if ((number != SYS_read && number != SYS_pread64) ||
+        syscall.result < kMinReferencedReadBytes) {
+      continue;
+    }
+    fastpath::to_syscall_event(syscall, t.index, &single);
+    single.syscall_flags = 0;
+    const struct stat* file = file_of(static_cast<int>(syscall.args[0]));
+    if (file == nullptr || !file_reads_->reference(t.tid, &single, position_after(i), file)) {
+      continue;
+    }
+    single.syscall_flags |= format::kSyscallFastPath;
     REPRO_RETURN_IF_ERROR(log_batch_until(syscall.record_offset));
-    if (note) {
-      REPRO_RETURN_IF_ERROR(log(*note));
-    }
     REPRO_RETURN_IF_ERROR(log(single));
     batch_start = syscall.record_offset + syscall.record_bytes;
   }
   return log_batch_until(data.size());
+}
+
+Status RecordSession::stop_fast_path_writes(Thread& t) {
+  FastPathWrites& writes = fast_path_writes_[t.pid];
+  writes.shared_file_mapped = true;
+  if (writes.exclusions_address == 0) {
+    return Status::ok();  // told when the library asks (a mapping made before its constructor)
+  }
+  const uint64_t flag_address =
+      writes.exclusions_address + offsetof(repro_fastpath_write_exclusions, shared_file_mapped);
+  uint32_t flag = 0;
+  REPRO_RETURN_IF_ERROR(os::read_memory(t.tid, flag_address, &flag, sizeof flag));
+  if (flag != 0) {
+    return Status::ok();
+  }
+  flag = 1;
+  REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, flag_address, &flag, sizeof flag));
+  event_.writes.push_back(
+      {flag_address, std::string(reinterpret_cast<const char*>(&flag), sizeof flag)});
+  return Status::ok();
 }
 
 Status RecordSession::refuse_fast_path_memory_write(const Thread& t,
@@ -246,6 +250,9 @@ Result<bool> RecordSession::on_fast_path_control(Thread& t) {
   } else if (fast_path_on_ && t.args[0] == REPRO_FASTPATH_OP_WRITE_EXCLUSIONS) {
     if (t.args[2] == sizeof(repro_fastpath_write_exclusions)) {
       repro_fastpath_write_exclusions exclusions = write_exclusions();
+      FastPathWrites& writes = fast_path_writes_[t.pid];
+      writes.exclusions_address = t.args[1];
+      exclusions.shared_file_mapped = writes.shared_file_mapped ? 1 : 0;
       event_.writes.push_back(
           {t.args[1], std::string(reinterpret_cast<const char*>(&exclusions), sizeof exclusions)});
       result = 0;

@@ -1018,32 +1018,19 @@ Result<bool> RecordSession::log_mapped_file(Thread& t, int fd, uint64_t address)
 }
 
 Status RecordSession::note_write_to_shared_file(Thread& t, int64_t written) {
-  REPRO_ASSIGN_OR_RETURN(std::optional<format::Event> note,
-                         shared_file_write_note(t, t.syscall_number, t.args, written,
-                                                std::nullopt));
-  if (!note) {
-    return Status::ok();
-  }
-  event_.syscall_flags |= format::kSyscallWritesMappedFile;
-  return log(*note);
-}
-
-Result<std::optional<format::Event>> RecordSession::shared_file_write_note(
-    const Thread& t, int number, const std::array<uint64_t, 6>& args, int64_t written,
-    std::optional<uint64_t> position_after) {
   // A write to a file that is mapped shared changes the mapped memory too;
   // replay must apply it to its copy of the file. Only checked once the
   // program has mapped a file shared, so other programs pay nothing.
-  int fd = static_cast<int>(args[0]);
+  int fd = static_cast<int>(t.args[0]);
   std::string fd_path = fmt::format("/proc/{}/fd/{}", t.pid, fd);
   struct stat file;
   if (stat(fd_path.c_str(), &file) != 0 || !S_ISREG(file.st_mode)) {
-    return std::optional<format::Event>{};
+    return Status::ok();
   }
   std::string maps_path = fmt::format("/proc/{}/maps", t.pid);
   FILE* maps = std::fopen(maps_path.c_str(), "re");
   if (maps == nullptr) {
-    return std::optional<format::Event>{};
+    return Status::ok();
   }
   bool mapped_shared = false;
   char line[512];
@@ -1056,12 +1043,12 @@ Result<std::optional<format::Event>> RecordSession::shared_file_write_note(
   }
   std::fclose(maps);
   if (!mapped_shared) {
-    return std::optional<format::Event>{};
+    return Status::ok();
   }
-  int64_t offset = static_cast<int64_t>(args[3]);
-  if (number == SYS_write || number == SYS_writev) {
+  int64_t offset = static_cast<int64_t>(t.args[3]);
+  if (t.syscall_number == SYS_write || t.syscall_number == SYS_writev) {
     // They wrote just before the file position they left behind.
-    std::optional<uint64_t> position = position_after ? position_after : file_position(t.pid, fd);
+    std::optional<uint64_t> position = file_position(t.pid, fd);
     if (!position) {
       return Status::error(StatusCode::kIoError,
                            fmt::format("reading '/proc/{}/fdinfo/{}'", t.pid, fd));
@@ -1074,7 +1061,8 @@ Result<std::optional<format::Event>> RecordSession::shared_file_write_note(
   note.thread = t.index;
   note.path = std::filesystem::read_symlink(fd_path, ec).string();
   note.result = offset;
-  return std::optional<format::Event>{std::move(note)};
+  event_.syscall_flags |= format::kSyscallWritesMappedFile;
+  return log(note);
 }
 
 Status RecordSession::note_write_to_process_memory(Thread& t, int64_t result) {
@@ -1209,6 +1197,7 @@ Status RecordSession::on_syscall_exit(Thread& t) {
   if (t.syscall_number == SYS_mmap && result >= 0 && (t.args[3] & MAP_SHARED) &&
       !(t.args[3] & MAP_ANONYMOUS)) {
     shared_file_mapped_ = true;
+    REPRO_RETURN_IF_ERROR(stop_fast_path_writes(t));
   }
   if (shared_file_mapped_ && result > 0 && writes_shared_file_data(t.syscall_number)) {
     REPRO_RETURN_IF_ERROR(note_write_to_shared_file(t, result));
@@ -1275,6 +1264,10 @@ Status RecordSession::on_new_thread(Thread& t, int ptrace_event) {
     record_published_points_.erase(child.pid);
     if (auto point = record_published_points_.find(t.pid); point != record_published_points_.end()) {
       record_published_points_[child.pid] = point->second;  // the same code
+    }
+    fast_path_writes_.erase(child.pid);
+    if (auto writes = fast_path_writes_.find(t.pid); writes != fast_path_writes_.end()) {
+      fast_path_writes_[child.pid] = writes->second;  // a copy of its memory and its mappings
     }
   }
   inherit_fast_path(t, child,
@@ -1390,6 +1383,7 @@ Status RecordSession::log_exec(Thread& thread, bool first_exec) {
   patcher_.note_exec(thread.pid);
   site_patcher_.forget(thread.pid);
   record_published_points_.erase(thread.pid);
+  fast_path_writes_.erase(thread.pid);
   // The program and ld.so, mapped by the kernel. The first exec has no
   // syscall event; replay stands at its exec stop too.
   return patch_new_code(thread, 0, UINT64_MAX, /*defer=*/!first_exec);

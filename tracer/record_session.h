@@ -175,6 +175,11 @@ class RecordSession {
   /// An unsupported error if the fast-path write with `args` went into a
   /// /proc/PID/mem file, whose change to memory the trace would miss.
   Status refuse_fast_path_memory_write(const Thread& t, const std::array<uint64_t, 6>& args);
+  /// At the exit of t's mmap of a file MAP_SHARED: tells the library of
+  /// t's process that its writes take the slow path from now on (the
+  /// recorder notes where each one went, for replay to apply to its copy
+  /// of the file), as a memory write of the mmap event.
+  Status stop_fast_path_writes(Thread& t);
   /// Whether t stands inside the library's logging of one syscall (its
   /// buffer's busy mark): no point to preempt it at or deliver a signal,
   /// since replay could not reach it once the syscall is made.
@@ -213,13 +218,7 @@ class RecordSession {
   /// is one whose memory cannot be recorded (a device other than /dev/zero).
   Result<bool> log_mapped_file(Thread& t, int fd, uint64_t address);
   Status note_write_to_shared_file(Thread& t, int64_t written);
-  /// The kMappedFile note for a write of `written` bytes (syscall `number`,
-  /// `args`) by t to a file its process maps shared; nullopt if it maps no
-  /// such file. A write(2) ended at `position_after` if given (a fast-path
-  /// write, looked at later), else where the descriptor stands now.
-  Result<std::optional<format::Event>> shared_file_write_note(
-      const Thread& t, int number, const std::array<uint64_t, 6>& args, int64_t written,
-      std::optional<uint64_t> position_after);
+
   /// At the exit of t's syscall with `result`: notes an open of a
   /// /proc/PID/mem file, and adds to event_ what a write through one did to
   /// memory (tracer/process_memory_writes.h).
@@ -451,6 +450,13 @@ class RecordSession {
   int control_signals_ = 0;   // SIGINT/SIGTERM received by repro
   bool shared_file_mapped_ = false;  // the program has mapped a file MAP_SHARED
   bool proc_mem_opened_ = false;     // the program has opened a /proc/PID/mem file
+  // What the library's fast-path writes depend on, by pid: a forked
+  // child starts with its parent's, an exec drops it.
+  struct FastPathWrites {
+    uint64_t exclusions_address = 0;  // the library's write exclusions; 0: none yet
+    bool shared_file_mapped = false;  // a file mapped MAP_SHARED since the exec
+  };
+  std::map<pid_t, FastPathWrites> fast_path_writes_;
   format::Event event_;       // reused to avoid allocation per event
   SignalTimers signal_timers_;
   // When the main loop last got a stop; whether the waits have been

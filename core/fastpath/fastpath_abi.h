@@ -145,6 +145,13 @@ struct repro_fastpath_write_exclusions {
   uint64_t procfs_device;
   uint64_t output_device[REPRO_FASTPATH_MAX_OUTPUT_FILES];
   uint64_t output_inode[REPRO_FASTPATH_MAX_OUTPUT_FILES];
+  /* Set by the recorder (a memory write of the mmap event) once the
+   * process maps a file MAP_SHARED: from then on all its writes take the
+   * slow path, where the recorder notes where each one went in the file,
+   * for replay to apply to its copy of it, so that the mapping sees them
+   * at the same point. */
+  uint32_t shared_file_mapped;
+  uint32_t reserved;
 };
 
 /* A path longer than this is cut there, as on the slow path
