@@ -353,11 +353,18 @@ std::set<pid_t> RecordSession::live_processes() const {
 
 Status RecordSession::log(const format::Event& event) {
   forget_page_copies(event);
-  Status status = writer_->append(event);
+  return trace_error(writer_->append(event));
+}
+
+Status RecordSession::flush_trace() {
+  return trace_error(writer_->flush());
+}
+
+Status RecordSession::trace_error(Status status) const {
   if (!status.is_ok()) {
     return status.context(fmt::format("writing trace '{}'", options_.trace_dir));
   }
-  return Status::ok();
+  return status;
 }
 
 RecordSession::Thread* RecordSession::find(pid_t tid) {
@@ -574,9 +581,9 @@ Result<RecordOutcome> RecordSession::run() {
   outcome.deadlock = deadlock_report_;
   outcome.scheduler_decisions = policy_->decisions();
   if (outcome.interrupted) {
-    REPRO_RETURN_IF_ERROR(writer_->flush());
+    REPRO_RETURN_IF_ERROR(flush_trace());
   } else {
-    REPRO_RETURN_IF_ERROR(writer_->finish());
+    REPRO_RETURN_IF_ERROR(trace_error(writer_->finish()));
   }
   return outcome;
 }
@@ -610,7 +617,7 @@ Result<RecordSession::StepResult> RecordSession::step() {
 
   auto now = std::chrono::steady_clock::now();
   if (now - last_flush_ > kFlushInterval) {
-    REPRO_RETURN_IF_ERROR(writer_->flush());
+    REPRO_RETURN_IF_ERROR(flush_trace());
     last_flush_ = now;
   }
 

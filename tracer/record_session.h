@@ -399,6 +399,9 @@ class RecordSession {
   Result<bool> run_to_breakpoint(Thread& t, uint64_t address);
 
   Status log(const format::Event& event);
+  // Writes the buffered events out; a failure names the trace.
+  Status flush_trace();
+  Status trace_error(Status status) const;
   Thread* find(pid_t tid);
   /// The processes (thread group ids) of the threads being recorded.
   std::set<pid_t> live_processes() const;
