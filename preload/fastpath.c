@@ -7,9 +7,11 @@
  * ptrace stop, and logs the number, arguments, result and the bytes the
  * kernel wrote into a per-thread buffer that the recorder drains at the
  * thread's next stop (core/fastpath/fastpath_abi.h). Reads and writes go
- * this way only to regular files (an fstat, logged too, tells; writes not
- * to the recording's own stdout and stderr, nor into /proc), and opens and
- * closes only of directories; lseek, readlink, fcntl's flag and copy
+ * this way only to regular files and to sockets that cannot block (an
+ * fstat, logged too, tells, and for a socket its flags; writes never to
+ * the recording's own stdout and stderr, nor into /proc), polls only with
+ * a zero timeout, and opens and closes only of directories; lseek,
+ * readlink, fcntl's flag and copy
  * commands, access, the stat family and the extended attribute reads
  * never wait for another process (a record of a call given a path carries
  * the path, and an attribute's name, so the trace keeps them). A stat of
@@ -53,6 +55,7 @@
 #define FP_S_IFMT 0170000
 #define FP_S_IFREG 0100000
 #define FP_S_IFDIR 0040000
+#define FP_S_IFSOCK 0140000
 #define FP_PAGE_BYTES 4096
 /* struct stat on x86-64: 144 bytes, st_mode at offset 24. */
 #define FP_STAT_BYTES 144
@@ -274,8 +277,14 @@ __attribute__((noinline)) void repro_record_published(void) { __asm__ volatile("
 enum output_kind {
   OUTPUT_NONE,
   OUTPUT_RESULT_BYTES, /* as many as the result says (read) */
-  OUTPUT_WHOLE_ON_SUCCESS /* all `output_capacity` when the result is 0 (fstat) */
+  OUTPUT_WHOLE_ON_SUCCESS, /* all `output_capacity` when the result is 0 (fstat) */
+  OUTPUT_WHOLE_UNLESS_ERROR, /* all `output_capacity` when the result is 0 or more (poll) */
+  OUTPUT_EPOLL_EVENTS /* result events of FP_EPOLL_EVENT_BYTES (epoll_wait) */
 };
+/* struct epoll_event on x86-64: packed, u32 events then u64 data. */
+#define FP_EPOLL_EVENT_BYTES 12
+/* struct pollfd: int fd, short events, short revents. */
+#define FP_POLLFD_BYTES 8
 
 static uint32_t round_up8(uint32_t n) { return (n + 7u) & ~7u; }
 
@@ -335,8 +344,12 @@ static long logged_syscall_with_strings(struct repro_fastpath_header* header, lo
   uint32_t output_bytes = 0;
   if (kind == OUTPUT_RESULT_BYTES && result > 0) {
     output_bytes = (uint64_t)result < output_capacity ? (uint32_t)result : output_capacity;
-  } else if (kind == OUTPUT_WHOLE_ON_SUCCESS && result == 0) {
+  } else if ((kind == OUTPUT_WHOLE_ON_SUCCESS && result == 0) ||
+             (kind == OUTPUT_WHOLE_UNLESS_ERROR && result >= 0)) {
     output_bytes = output_capacity;
+  } else if (kind == OUTPUT_EPOLL_EVENTS && result > 0) {
+    uint64_t bytes = (uint64_t)result * FP_EPOLL_EVENT_BYTES;
+    output_bytes = bytes < output_capacity ? (uint32_t)bytes : output_capacity;
   }
   /* The path, once the kernel has read it (EFAULT: it could not, and
    * neither could this). One thread runs at a time: nobody changed it. */
@@ -443,32 +456,57 @@ static uint32_t file_type(struct repro_fastpath_header* header, long fd) {
   return stat_file_type(stat_buffer);
 }
 
-/* The buffer for a write to `fd` on the fast path: a regular file (whose
- * writes never wait for another process) that write_exclusions does not
- * name, in a process that maps no file shared; NULL for the slow path. */
-static struct repro_fastpath_header* write_buffer(long fd) {
-  if (!write_exclusions.known || *(volatile uint32_t*)&write_exclusions.shared_file_mapped) {
+#define FP_F_GETFL 3
+#define FP_O_NONBLOCK 04000
+#define FP_MSG_DONTWAIT 0x40
+
+/* Whether a call on socket `fd` cannot block: it asks not to wait
+ * (MSG_DONTWAIT in `message_flags`), or the socket is non-blocking (its
+ * flags, an fcntl logged too, tell). A call that may block stays on the
+ * slow path, so that the scheduler sees it wait. */
+static int socket_never_waits(struct repro_fastpath_header* header, long fd,
+                              long message_flags) {
+  if (message_flags & FP_MSG_DONTWAIT) {
+    return 1;
+  }
+  long flags = logged_syscall(header, SYS_fcntl, fd, FP_F_GETFL, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
+  return flags >= 0 && (flags & FP_O_NONBLOCK);
+}
+
+/* The buffer for a write to `fd` on the fast path; NULL for the slow
+ * path. A regular file (whose writes never wait for another process),
+ * not of /proc, in a process that maps no file shared; or a socket whose
+ * writes cannot block (with `message_flags`, send's). Never the
+ * recording's own stdout or stderr. */
+static struct repro_fastpath_header* write_buffer_of(long fd, long message_flags) {
+  if (!write_exclusions.known) {
     return NULL;
   }
   struct repro_fastpath_header* header = usable_buffer();
   uint64_t stat_buffer[FP_STAT_BYTES / 8];
-  if (header == NULL || logged_fstat(header, fd, stat_buffer) != 0 ||
-      stat_file_type(stat_buffer) != FP_S_IFREG) {
+  if (header == NULL || logged_fstat(header, fd, stat_buffer) != 0) {
     return NULL;
   }
+  uint32_t type = stat_file_type(stat_buffer);
   uint64_t device = stat_buffer[FP_STAT_DEV_INDEX];
   uint64_t inode = stat_buffer[FP_STAT_INO_INDEX];
-  if (device == write_exclusions.procfs_device) {
-    return NULL;
-  }
   for (uint32_t i = 0; i < write_exclusions.output_count && i < REPRO_FASTPATH_MAX_OUTPUT_FILES;
        ++i) {
     if (device == write_exclusions.output_device[i] && inode == write_exclusions.output_inode[i]) {
       return NULL;
     }
   }
-  return header;
+  if (type == FP_S_IFREG) {
+    int mapped = *(volatile uint32_t*)&write_exclusions.shared_file_mapped;
+    return mapped || device == write_exclusions.procfs_device ? NULL : header;
+  }
+  if (type == FP_S_IFSOCK && socket_never_waits(header, fd, message_flags)) {
+    return header;
+  }
+  return NULL;
 }
+
+static struct repro_fastpath_header* write_buffer(long fd) { return write_buffer_of(fd, 0); }
 
 /* A write on the fast path: its result is all the trace needs (replay
  * answers it without writing anything). */
@@ -477,20 +515,27 @@ static long logged_write(struct repro_fastpath_header* header, long number, long
   return logged_syscall(header, number, a1, a2, a3, a4, a5, 0, 0, 0, OUTPUT_NONE);
 }
 
-/* Whether `fd` is a regular file, whose reads never block. */
-static int is_regular_file(struct repro_fastpath_header* header, long fd) {
-  return file_type(header, fd) == FP_S_IFREG;
-}
-
 /* The buffer for a read of `count` bytes from `fd` on the fast path: a
- * regular file, at most REPRO_FASTPATH_MAX_OUTPUT_BYTES; NULL for the slow
- * path. */
-static struct repro_fastpath_header* read_buffer(long fd, unsigned long count) {
+ * regular file, or with `sockets` a socket whose reads cannot block (with
+ * `message_flags`, recv's), at most REPRO_FASTPATH_MAX_OUTPUT_BYTES; NULL
+ * for the slow path. */
+static struct repro_fastpath_header* read_buffer_of(long fd, unsigned long count, int sockets,
+                                                    long message_flags) {
   struct repro_fastpath_header* header = usable_buffer();
-  if (header == NULL || count > REPRO_FASTPATH_MAX_OUTPUT_BYTES || !is_regular_file(header, fd)) {
+  if (header == NULL || count > REPRO_FASTPATH_MAX_OUTPUT_BYTES) {
     return NULL;
   }
-  return header;
+  uint32_t type = file_type(header, fd);
+  if (type == FP_S_IFREG ||
+      (sockets && type == FP_S_IFSOCK && socket_never_waits(header, fd, message_flags))) {
+    return header;
+  }
+  return NULL;
+}
+
+/* For read (regular files and sockets) and pread64 (regular files). */
+static struct repro_fastpath_header* read_buffer(long number, long fd, unsigned long count) {
+  return read_buffer_of(fd, count, number == SYS_read, 0);
 }
 
 static long logged_read(struct repro_fastpath_header* header, long number, long fd, long address,
@@ -530,7 +575,7 @@ EXPORT int getppid(void) { return (int)id_syscall(SYS_getppid); }
 EXPORT int gettid(void) { return (int)id_syscall(SYS_gettid); }
 
 EXPORT long read(int fd, void* buf, unsigned long count) {
-  struct repro_fastpath_header* header = read_buffer(fd, count);
+  struct repro_fastpath_header* header = read_buffer(SYS_read, fd, count);
   if (header == NULL) {
     return __read(fd, buf, count);
   }
@@ -538,7 +583,7 @@ EXPORT long read(int fd, void* buf, unsigned long count) {
 }
 
 EXPORT long pread64(int fd, void* buf, unsigned long count, long offset) {
-  struct repro_fastpath_header* header = read_buffer(fd, count);
+  struct repro_fastpath_header* header = read_buffer(SYS_pread64, fd, count);
   if (header == NULL) {
     return __pread64(fd, buf, count, offset);
   }
@@ -742,7 +787,6 @@ EXPORT long readlinkat(int dirfd, const char* path, char* buf, unsigned long siz
 #define FP_F_DUPFD 0
 #define FP_F_GETFD 1
 #define FP_F_SETFD 2
-#define FP_F_GETFL 3
 #define FP_F_DUPFD_CLOEXEC 1030
 
 /* fcntl's commands that only read or set a descriptor's flags, or copy it. */
@@ -822,9 +866,31 @@ long repro_site_syscall(const long* registers) {
       return id_syscall(number);
     case SYS_read:
     case SYS_pread64:
-      header = read_buffer(a1, (unsigned long)a3);
+      header = read_buffer(number, a1, (unsigned long)a3);
       return header == NULL ? traced_syscall(number, a1, a2, a3, a4, 0, 0)
                             : logged_read(header, number, a1, a2, a3, a4);
+    case SYS_recvfrom:
+      /* recv(2): no source address to fill in (a5, a6), which a record
+       * could not hold beside the bytes. */
+      if (a5 != 0) {
+        break;
+      }
+      header = read_buffer_of(a1, (unsigned long)a3, 1, a4);
+      if (header == NULL) {
+        break;
+      }
+      return logged_syscall(header, number, a1, a2, a3, a4, 0, 0, (uint64_t)a2, (uint32_t)a3,
+                            OUTPUT_RESULT_BYTES);
+    case SYS_sendto:
+      /* send(2): a connected socket, no address (a5) to keep as input. */
+      if (a5 != 0) {
+        break;
+      }
+      header = write_buffer_of(a1, a4);
+      if (header == NULL) {
+        break;
+      }
+      return logged_write(header, number, a1, a2, a3, a4, 0);
     case SYS_write:
     case SYS_writev:
       header = write_buffer(a1);
@@ -844,6 +910,29 @@ long repro_site_syscall(const long* registers) {
         break;
       }
       return logged_write(header, number, a1, a2, a3, a4, a5);
+    case SYS_poll:
+      /* A poll that does not wait (timeout 0): the array comes back. */
+      if ((int)a3 != 0 || (unsigned long)a2 > REPRO_FASTPATH_MAX_OUTPUT_BYTES / FP_POLLFD_BYTES) {
+        break;
+      }
+      header = usable_buffer();
+      if (header == NULL) {
+        break;
+      }
+      return logged_syscall(header, number, a1, a2, 0, 0, 0, 0, (uint64_t)a1,
+                            (uint32_t)a2 * FP_POLLFD_BYTES, OUTPUT_WHOLE_UNLESS_ERROR);
+    case SYS_epoll_wait:
+      /* An epoll_wait that does not wait (timeout 0). */
+      if ((int)a4 != 0 || (int)a3 <= 0 ||
+          (unsigned long)a3 > REPRO_FASTPATH_MAX_OUTPUT_BYTES / FP_EPOLL_EVENT_BYTES) {
+        break;
+      }
+      header = usable_buffer();
+      if (header == NULL) {
+        break;
+      }
+      return logged_syscall(header, number, a1, a2, a3, 0, 0, 0, (uint64_t)a2,
+                            (uint32_t)a3 * FP_EPOLL_EVENT_BYTES, OUTPUT_EPOLL_EVENTS);
     case SYS_lseek:
       return plain_syscall(number, a1, a2, a3, 0, 0, 0);
     case SYS_fstat:
@@ -919,7 +1008,7 @@ EXPORT long syscall(long number, ...) {
       return libc_result(id_syscall(number));
     case SYS_read:
     case SYS_pread64: {
-      struct repro_fastpath_header* header = read_buffer(a1, (unsigned long)a3);
+      struct repro_fastpath_header* header = read_buffer(number, a1, (unsigned long)a3);
       return libc_result(header == NULL ? traced_syscall(number, a1, a2, a3, a4, 0, 0)
                                         : logged_read(header, number, a1, a2, a3, a4));
     }

@@ -1218,7 +1218,24 @@ Status ReplaySession::on_syscall_patch(const format::Event& event) {
     REPRO_RETURN_IF_ERROR(os::write_memory(t.tid, write.address, write.bytes.data(), write.bytes.size()));
   }
   patch::finish_site_compare(regs, compare->first, static_cast<uint8_t>(event.data.size()));
-  return os::set_registers(t.tid, regs);
+  REPRO_RETURN_IF_ERROR(os::set_registers(t.tid, regs));
+  // The recorder patches no site another thread stands in, but replay may
+  // have left one there: a thread whose fast-path calls were answered in
+  // the program stays where its last event left it (just past this
+  // syscall) while the recording had it run on to its next stop. It gets
+  // past the compare as the patching thread did, before the bytes under
+  // it have changed meaning.
+  for (auto& [index, other] : threads_) {
+    if (index == t.index || other.pid != t.pid || other.where != ReplayThread::Where::kParked) {
+      continue;
+    }
+    REPRO_ASSIGN_OR_RETURN(os::Registers other_regs, os::get_registers(other.tid));
+    if (other_regs.rip == event.address + 2) {
+      patch::finish_site_compare(other_regs, compare->first, static_cast<uint8_t>(event.data.size()));
+      REPRO_RETURN_IF_ERROR(os::set_registers(other.tid, other_regs));
+    }
+  }
+  return Status::ok();
 }
 
 Status ReplaySession::on_preempt(const format::Event& event) {

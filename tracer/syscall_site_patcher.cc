@@ -20,6 +20,10 @@ bool SyscallSitePatcher::worth_patching(int syscall_number) {
     case SYS_pwrite64:
     case SYS_writev:
     case SYS_pwritev:
+    case SYS_sendto:
+    case SYS_recvfrom:
+    case SYS_poll:
+    case SYS_epoll_wait:
     case SYS_lseek:
     case SYS_fstat:
     case SYS_newfstatat:

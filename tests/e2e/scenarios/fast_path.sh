@@ -23,6 +23,10 @@
 #     the process maps a file shared (its mmap event tells the library),
 #     any write: each stops after its mapped-file note, which replay
 #     applies to its copy of the file;
+#   - the nonblocking_sockets test program's sends, recvs, reads and
+#     writes on sockets that cannot block, and its polls with a zero
+#     timeout, are on the fast path; its echo thread's reads of a
+#     blocking socket, and polls that may wait, are not;
 #   - a statically linked program (no dynamic loader, so no preload)
 #     records on the slow path and replays.
 # Usage: fast_path.sh REPRO BUILD_DIR
@@ -107,6 +111,31 @@ bounded 60 "$repro" report --effects writes >writes.effects 2>report.err ||
   fail "report --effects failed: $(cat report.err)"
 grep -q 'written.bin .*wrote 827602 bytes (786 writes)' writes.effects ||
   fail "report --effects does not count the fast-path writes: $(grep written.bin writes.effects)"
+
+sockets=$build_dir/tests/programs/nonblocking_sockets
+need_file "$sockets"
+record 120 sockets sockets.out sockets.err "$sockets"
+[ "$status" -eq 0 ] || fail "record of nonblocking_sockets exited $status: $(tail -n 3 sockets.err)"
+grep -q '^EXIT-SUCCESS$' sockets.out || fail "nonblocking_sockets did not finish: $(tail -n 3 sockets.out)"
+expect_same_replay sockets sockets.out sockets.err 0
+bounded 60 "$repro" dump sockets >sockets.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+# fast_calls NAME: how many NAME syscalls the dump shows on the fast path.
+fast_calls() { grep -c " syscall $1(.* \[fast path\]$" sockets.dump; }
+# 200 rounds of write, send, recv with MSG_PEEK, read and recv on the
+# non-blocking pair; the MSG_DONTWAIT loops; 100 echoed messages; TCP.
+[ "$(fast_calls sendto)" -ge 300 ] || fail "only $(fast_calls sendto) sends on the fast path"
+[ "$(fast_calls recvfrom)" -ge 400 ] || fail "only $(fast_calls recvfrom) recvs on the fast path"
+[ "$(fast_calls read)" -ge 200 ] || fail "only $(fast_calls read) socket reads on the fast path"
+[ "$(fast_calls write)" -ge 200 ] || fail "only $(fast_calls write) socket writes on the fast path"
+[ "$(fast_calls poll)" -ge 5 ] && [ "$(fast_calls epoll_wait)" -ge 5 ] ||
+  fail "polls with a zero timeout not on the fast path: $(grep -E ' syscall (poll|epoll_wait)\(' sockets.dump | head -n 3)"
+! grep -Eq ' syscall (poll|epoll_wait)\(.*, [1-9][0-9]*\) = .*\[fast path\]$' sockets.dump ||
+  fail "a poll that may wait took the fast path: $(grep -E ' syscall (poll|epoll_wait)\(.*, [1-9][0-9]*\) = .*fast path' sockets.dump | head -n 3)"
+# The echo thread's reads of a blocking socket wait for the main thread.
+! grep -q ' syscall read([0-9]*, .*, 64) = .*\[fast path\]$' sockets.dump ||
+  fail "a read of a blocking socket took the fast path: $(grep ' syscall read(.*, 64) = .*fast path' sockets.dump | head -n 3)"
+[ "$(grep -c '^#[0-9]* t1 syscall read([0-9]*, .*, 64) = ' sockets.dump)" -ge 100 ] ||
+  fail "the echo thread's 100 blocking reads are not stops: $(grep ' t1 syscall read(' sockets.dump | head -n 3)"
 
 # The same without the fast path (fewer calls: each one is a stop).
 bounded 120 "$repro" record --no-fast-path -o slow -- "$program" 2000 data >slow.out 2>slow.err
