@@ -10,9 +10,10 @@
  * this way only to regular files and to sockets that cannot block (an
  * fstat, logged too, tells, and for a socket its flags; writes never to
  * the recording's own stdout and stderr, nor into /proc), polls only with
- * a zero timeout, and opens and closes only of directories; lseek,
- * readlink, fcntl's flag and copy
- * commands, access, the stat family and the extended attribute reads
+ * a zero timeout, opens only of directories and of regular files for
+ * reading, and closes only of directories; lseek, readlink, fcntl's flag
+ * and copy commands, access, the stat family and the extended attribute
+ * reads
  * never wait for another process (a record of a call given a path carries
  * the path, and an attribute's name, so the trace keeps them). A stat of
  * a file on a FUSE file system served by a recorded process would hold
@@ -198,6 +199,39 @@ static struct repro_fastpath_write_exclusions write_exclusions;
 #define DISABLED ((struct repro_fastpath_header*)1)
 static __thread struct repro_fastpath_header* thread_buffer
     __attribute__((tls_model("initial-exec")));
+
+/* An exported function that found its call not for the fast path passes
+ * it on to libc's own (a cancellation point, as the call is), whose
+ * syscall site may be patched: the call it names here then goes from that
+ * site straight to the slow path instead of asking fstat once more. A
+ * signal handler's call in between may take the mark away, which only
+ * costs that second fstat. */
+static __thread long slow_call_number __attribute__((tls_model("initial-exec"))) = -1;
+static __thread long slow_call_fd __attribute__((tls_model("initial-exec")));
+
+static void mark_slow_call(long number, long fd) {
+  slow_call_fd = fd;
+  slow_call_number = number;
+}
+
+/* Whether the call is the one mark_slow_call named (and forgets it). */
+static int marked_slow_call(long number, long fd) {
+  if (slow_call_number != number || slow_call_fd != fd) {
+    return 0;
+  }
+  slow_call_number = -1;
+  return 1;
+}
+
+/* libc's `call`, for the exported function whose syscall `number` on `fd`
+ * takes the slow path. */
+#define SLOW_CALL(number, fd, call)   \
+  ({                                  \
+    mark_slow_call(number, fd);       \
+    long slow_result_ = (long)(call); \
+    slow_call_number = -1;            \
+    slow_result_;                     \
+  })
 
 __attribute__((constructor)) static void map_syscall_page(void) {
   long address = traced_syscall(SYS_mmap, (long)REPRO_FASTPATH_PAGE_ADDRESS, FP_PAGE_BYTES,
@@ -577,7 +611,7 @@ EXPORT int gettid(void) { return (int)id_syscall(SYS_gettid); }
 EXPORT long read(int fd, void* buf, unsigned long count) {
   struct repro_fastpath_header* header = read_buffer(SYS_read, fd, count);
   if (header == NULL) {
-    return __read(fd, buf, count);
+    return SLOW_CALL(SYS_read, fd, __read(fd, buf, count));
   }
   return libc_result(logged_read(header, SYS_read, fd, (long)buf, (long)count, 0));
 }
@@ -585,7 +619,7 @@ EXPORT long read(int fd, void* buf, unsigned long count) {
 EXPORT long pread64(int fd, void* buf, unsigned long count, long offset) {
   struct repro_fastpath_header* header = read_buffer(SYS_pread64, fd, count);
   if (header == NULL) {
-    return __pread64(fd, buf, count, offset);
+    return SLOW_CALL(SYS_pread64, fd, __pread64(fd, buf, count, offset));
   }
   return libc_result(logged_read(header, SYS_pread64, fd, (long)buf, (long)count, offset));
 }
@@ -597,7 +631,7 @@ EXPORT long pread(int fd, void* buf, unsigned long count, long offset) {
 EXPORT long write(int fd, const void* buf, unsigned long count) {
   struct repro_fastpath_header* header = write_buffer(fd);
   if (header == NULL) {
-    return __write(fd, buf, count);
+    return SLOW_CALL(SYS_write, fd, __write(fd, buf, count));
   }
   return libc_result(logged_write(header, SYS_write, fd, (long)buf, (long)count, 0, 0));
 }
@@ -605,7 +639,7 @@ EXPORT long write(int fd, const void* buf, unsigned long count) {
 EXPORT long pwrite64(int fd, const void* buf, unsigned long count, long offset) {
   struct repro_fastpath_header* header = write_buffer(fd);
   if (header == NULL) {
-    return __pwrite64(fd, buf, count, offset);
+    return SLOW_CALL(SYS_pwrite64, fd, __pwrite64(fd, buf, count, offset));
   }
   return libc_result(logged_write(header, SYS_pwrite64, fd, (long)buf, (long)count, offset, 0));
 }
@@ -724,7 +758,7 @@ EXPORT int close(int fd) {
     return __close(fd);
   }
   if (file_type(header, fd) != FP_S_IFDIR) {
-    return __close(fd);
+    return (int)SLOW_CALL(SYS_close, fd, __close(fd));
   }
   return (int)libc_result(logged_syscall(header, SYS_close, fd, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE));
 }
@@ -733,22 +767,60 @@ EXPORT int close(int fd) {
 #define FP_O_DIRECTORY 0200000
 #define FP_O_TMPFILE_BIT 020000000
 
-/* openat of a directory (find's walk opens each one so, as gnulib's fts
- * does): nothing but a directory opens then, which never waits for
- * another process. Any other open goes to libc's, __openat64_2 (a
- * cancellation point, as openat is), or, where a mode comes with it
- * (O_CREAT, O_TMPFILE), to a traced syscall. The record carries the path. */
-static int open_at(int dirfd, const char* path, int flags, long mode) {
-  int with_mode = (flags & (FP_O_CREAT | FP_O_TMPFILE_BIT)) != 0;
-  struct repro_fastpath_header* header = usable_buffer();
-  if (header == NULL || with_mode || !(flags & FP_O_DIRECTORY) || path == NULL) {
-    if (with_mode) {
-      return (int)libc_result(traced_syscall(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
-    }
-    return __openat64_2(dirfd, path, flags);
+#define FP_O_ACCMODE 03
+#define FP_O_TRUNC 01000
+#define FP_O_NOFOLLOW 0400000
+
+/* Whether openat(dirfd, path, flags) may take the fast path: an open of a
+ * directory (find's walk opens each one so, as gnulib's fts does: nothing
+ * but a directory opens then), or one for reading only, without O_TRUNC,
+ * of what a logged fstatat of the path says is a regular file outside
+ * /proc (tar and the compilers open every file they read so). Neither
+ * waits for another process, as the open of a FIFO would, nor has the
+ * effects a device's open may have; and the recorder need not see it: a
+ * file of /proc, which it must (a write to /proc/PID/mem changes memory),
+ * opens at a stop. The file could change kind between the two calls only
+ * by the hand of a process outside the recording. */
+static int opens_without_waiting(struct repro_fastpath_header* header, long dirfd,
+                                 const char* path, long flags) {
+  if (path == NULL || (flags & (FP_O_CREAT | FP_O_TMPFILE_BIT))) {
+    return 0;
   }
-  return (int)libc_result(logged_syscall_with_strings(header, SYS_openat, dirfd, (long)path, flags,
-                                                      0, 0, 0, 0, 0, OUTPUT_NONE, 1, -1));
+  if (flags & FP_O_DIRECTORY) {
+    return 1;
+  }
+  if ((flags & (FP_O_ACCMODE | FP_O_TRUNC)) != 0 || !write_exclusions.known) {
+    return 0;
+  }
+  uint64_t stat_buffer[FP_STAT_BYTES / 8];
+  long at_flags = (flags & FP_O_NOFOLLOW) ? FP_AT_SYMLINK_NOFOLLOW : 0;
+  long result = logged_syscall_with_strings(header, SYS_newfstatat, dirfd, (long)path,
+                                            (long)stat_buffer, at_flags, 0, 0,
+                                            (uint64_t)stat_buffer, FP_STAT_BYTES,
+                                            OUTPUT_WHOLE_ON_SUCCESS, 1, -1);
+  return result == 0 && stat_file_type(stat_buffer) == FP_S_IFREG &&
+         stat_buffer[FP_STAT_DEV_INDEX] != write_exclusions.procfs_device;
+}
+
+static long logged_open(struct repro_fastpath_header* header, long dirfd, const char* path,
+                        long flags) {
+  return logged_syscall_with_strings(header, SYS_openat, dirfd, (long)path, flags, 0, 0, 0, 0, 0,
+                                     OUTPUT_NONE, 1, -1);
+}
+
+/* openat on the fast path where opens_without_waiting says so. Any other
+ * open goes to libc's, __openat64_2 (a cancellation point, as openat is),
+ * or, where a mode comes with it (O_CREAT, O_TMPFILE), to a traced
+ * syscall. The record carries the path. */
+static int open_at(int dirfd, const char* path, int flags, long mode) {
+  if (flags & (FP_O_CREAT | FP_O_TMPFILE_BIT)) {
+    return (int)libc_result(traced_syscall(SYS_openat, dirfd, (long)path, flags, mode, 0, 0));
+  }
+  struct repro_fastpath_header* header = usable_buffer();
+  if (header == NULL || !opens_without_waiting(header, dirfd, path, flags)) {
+    return (int)SLOW_CALL(SYS_openat, dirfd, __openat64_2(dirfd, path, flags));
+  }
+  return (int)libc_result(logged_open(header, dirfd, path, flags));
 }
 
 EXPORT int openat(int dirfd, const char* path, int flags, ...) {
@@ -859,6 +931,9 @@ long repro_site_syscall(const long* registers) {
   long a1 = registers[1], a2 = registers[2], a3 = registers[3];
   long a4 = registers[4], a5 = registers[5], a6 = registers[6];
   struct repro_fastpath_header* header;
+  if (marked_slow_call(number, a1)) {
+    return traced_syscall(number, a1, a2, a3, a4, a5, a6);
+  }
   switch (number) {
     case SYS_getpid:
     case SYS_getppid:
@@ -962,12 +1037,10 @@ long repro_site_syscall(const long* registers) {
       return logged_syscall(header, SYS_close, a1, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
     case SYS_openat:
       header = usable_buffer();
-      if (header == NULL || (a3 & (FP_O_CREAT | FP_O_TMPFILE_BIT)) || !(a3 & FP_O_DIRECTORY) ||
-          a2 == 0) {
+      if (header == NULL || !opens_without_waiting(header, a1, (const char*)a2, a3)) {
         break;
       }
-      return logged_syscall_with_strings(header, SYS_openat, a1, a2, a3, 0, 0, 0, 0, 0,
-                                         OUTPUT_NONE, 1, -1);
+      return logged_open(header, a1, (const char*)a2, a3);
     case SYS_fcntl:
       header = usable_buffer();
       if (header == NULL || !is_fast_fcntl(a2)) {

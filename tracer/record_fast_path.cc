@@ -126,7 +126,8 @@ Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
   };
   // What stat says of each descriptor read from: one lookup per batch, as
   // no regular file's descriptor can be closed or replaced inside one
-  // (its close, a dup2, an open of a file, each stops the thread).
+  // (its close and a dup2 each stop the thread; an open on the fast path
+  // takes a number no open file has).
   std::map<int, std::optional<struct stat>> files;
   auto file_of = [&](int fd) -> const struct stat* {
     auto [at, fresh] = files.try_emplace(fd);

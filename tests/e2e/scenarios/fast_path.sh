@@ -23,6 +23,10 @@
 #     the process maps a file shared (its mmap event tells the library),
 #     any write: each stops after its mapped-file note, which replay
 #     applies to its copy of the file;
+#   - the file_opens test program's opens of regular files for reading
+#     are on the fast path, those of /proc, of a FIFO (a thread waits in
+#     it), with O_TRUNC, for writing and of a symlink with O_NOFOLLOW are
+#     not;
 #   - the nonblocking_sockets test program's sends, recvs, reads and
 #     writes on sockets that cannot block, and its polls with a zero
 #     timeout, are on the fast path; its echo thread's reads of a
@@ -111,6 +115,23 @@ bounded 60 "$repro" report --effects writes >writes.effects 2>report.err ||
   fail "report --effects failed: $(cat report.err)"
 grep -q 'written.bin .*wrote 827602 bytes (786 writes)' writes.effects ||
   fail "report --effects does not count the fast-path writes: $(grep written.bin writes.effects)"
+
+opener=$build_dir/tests/programs/file_opens
+need_file "$opener"
+record 120 opens opens.out opens.err "$opener"
+[ "$status" -eq 0 ] || fail "record of file_opens exited $status: $(tail -n 3 opens.err)"
+grep -q '^EXIT-SUCCESS$' opens.out || fail "file_opens did not finish: $(tail -n 3 opens.out)"
+expect_same_replay opens opens.out opens.err 0
+bounded 60 "$repro" dump opens >opens.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+# 100 rounds of open, openat and fopen of two regular files for reading.
+fast_opens=$(grep -c ' syscall openat(.*, O_RDONLY[|A-Z_]*) = [0-9]* \[fast path\]$' opens.dump)
+[ "$fast_opens" -ge 300 ] || fail "only $fast_opens opens for reading on the fast path"
+for path in /proc/self/status '.*/fifo' '.*/a", O_RDONLY|O_TRUNC' '.*/a", O_RDWR' '.*/link", O_RDONLY|O_NOFOLLOW'; do
+  ! grep -q " syscall openat(AT_FDCWD, \"$path.*\[fast path\]$" opens.dump ||
+    fail "an open the fast path must leave alone took it: $(grep " syscall openat(AT_FDCWD, \"$path" opens.dump)"
+  grep -q "^#[0-9]* t[0-9]* syscall openat(AT_FDCWD, \"$path" opens.dump ||
+    fail "no open of $path at a stop: $(grep -c ' syscall openat(' opens.dump) opens"
+done
 
 sockets=$build_dir/tests/programs/nonblocking_sockets
 need_file "$sockets"
