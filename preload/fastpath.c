@@ -65,6 +65,8 @@
 #define FP_STAT_INO_INDEX 1 /* st_ino, the second */
 #define FP_STATX_BYTES 256
 #define FP_EFAULT 14
+#define FP_ENOENT 2
+#define FP_ENOTDIR 20
 
 extern int* __errno_location(void);
 /* libc's own read and pread64, for the reads the fast path leaves alone:
@@ -507,12 +509,75 @@ static int socket_never_waits(struct repro_fastpath_header* header, long fd,
   return flags >= 0 && (flags & FP_O_NONBLOCK);
 }
 
+#define FP_S_IFIFO 0010000
+#define FP_RWF_NOWAIT 0x8
+#define FP_EAGAIN 11
+
+/* Whether a file of `type` is a pipe the caller can take the fast path
+ * for (it passed `pipe`, and the recorder allows pipes), noted in *pipe. */
+static int is_fast_pipe(uint32_t type, int* pipe) {
+  if (pipe == NULL || type != FP_S_IFIFO || !write_exclusions.pipes_nowait) {
+    return 0;
+  }
+  *pipe = 1;
+  return 1;
+}
+
+/* struct iovec */
+struct fp_iovec {
+  uint64_t base;
+  uint64_t length;
+};
+
+/* A read (SYS_preadv2) or write (SYS_pwritev2) of `count` bytes at `buf`
+ * on pipe `fd` that does not wait: RWF_NOWAIT at the current position.
+ * Its result, -EAGAIN where the call would have waited for the other end,
+ * -EOPNOTSUPP where the kernel does not take RWF_NOWAIT for this pipe (a
+ * FIFO, on some kernels): then the slow path makes it (pipe_call_refused),
+ * at a stop. A write may also take only part (a full pipe), and the slow
+ * path the rest: what a write that does not wait cannot do, a blocking one
+ * on a pipe must. */
+static long pipe_call(struct repro_fastpath_header* header, long number, long fd, long buf,
+                      unsigned long count) {
+  struct fp_iovec iov = {(uint64_t)buf, count};
+  int reading = number == SYS_preadv2;
+  return logged_syscall(header, number, fd, (long)&iov, 1, -1, 0, FP_RWF_NOWAIT,
+                        reading ? (uint64_t)buf : 0, reading ? (uint32_t)count : 0,
+                        reading ? OUTPUT_RESULT_BYTES : OUTPUT_NONE);
+}
+
+/* Whether pipe_call's `result` leaves the whole call to the slow path. */
+static int pipe_call_refused(long result) {
+  return result == -FP_EAGAIN || result == -FP_EOPNOTSUPP;
+}
+
+/* How many of a pipe write's `count` bytes the fast part (pipe_call's
+ * result `done`) left to the slow path: 0 when it wrote them all or
+ * failed otherwise. */
+static unsigned long pipe_write_left(long done, unsigned long count) {
+  if (pipe_call_refused(done)) {
+    return count;
+  }
+  return done >= 0 && (unsigned long)done < count ? count - (unsigned long)done : 0;
+}
+
+/* The result of a pipe write whose first `done` bytes went on the fast
+ * path and whose rest gave `rest` at the slow path (negative: an error,
+ * which after some bytes written leaves a short write). */
+static long pipe_write_total(unsigned long done, long rest) {
+  if (done == 0) {
+    return rest;
+  }
+  return rest < 0 ? (long)done : (long)done + rest;
+}
+
 /* The buffer for a write to `fd` on the fast path; NULL for the slow
  * path. A regular file (whose writes never wait for another process),
- * not of /proc, in a process that maps no file shared; or a socket whose
- * writes cannot block (with `message_flags`, send's). Never the
+ * not of /proc, in a process that maps no file shared; a socket whose
+ * writes cannot block (with `message_flags`, send's); or, for a caller
+ * that passes `pipe`, a pipe (then *pipe is 1: see pipe_call). Never the
  * recording's own stdout or stderr. */
-static struct repro_fastpath_header* write_buffer_of(long fd, long message_flags) {
+static struct repro_fastpath_header* write_buffer_of(long fd, long message_flags, int* pipe) {
   if (!write_exclusions.known) {
     return NULL;
   }
@@ -537,10 +602,10 @@ static struct repro_fastpath_header* write_buffer_of(long fd, long message_flags
   if (type == FP_S_IFSOCK && socket_never_waits(header, fd, message_flags)) {
     return header;
   }
-  return NULL;
+  return is_fast_pipe(type, pipe) ? header : NULL;
 }
 
-static struct repro_fastpath_header* write_buffer(long fd) { return write_buffer_of(fd, 0); }
+static struct repro_fastpath_header* write_buffer(long fd) { return write_buffer_of(fd, 0, NULL); }
 
 /* A write on the fast path: its result is all the trace needs (replay
  * answers it without writing anything). */
@@ -550,11 +615,12 @@ static long logged_write(struct repro_fastpath_header* header, long number, long
 }
 
 /* The buffer for a read of `count` bytes from `fd` on the fast path: a
- * regular file, or with `sockets` a socket whose reads cannot block (with
- * `message_flags`, recv's), at most REPRO_FASTPATH_MAX_OUTPUT_BYTES; NULL
- * for the slow path. */
+ * regular file, with `sockets` a socket whose reads cannot block (with
+ * `message_flags`, recv's), or for a caller that passes `pipe` a pipe
+ * (then *pipe is 1: see pipe_call); at most
+ * REPRO_FASTPATH_MAX_OUTPUT_BYTES; NULL for the slow path. */
 static struct repro_fastpath_header* read_buffer_of(long fd, unsigned long count, int sockets,
-                                                    long message_flags) {
+                                                    long message_flags, int* pipe) {
   struct repro_fastpath_header* header = usable_buffer();
   if (header == NULL || count > REPRO_FASTPATH_MAX_OUTPUT_BYTES) {
     return NULL;
@@ -564,12 +630,14 @@ static struct repro_fastpath_header* read_buffer_of(long fd, unsigned long count
       (sockets && type == FP_S_IFSOCK && socket_never_waits(header, fd, message_flags))) {
     return header;
   }
-  return NULL;
+  return is_fast_pipe(type, pipe) ? header : NULL;
 }
 
-/* For read (regular files and sockets) and pread64 (regular files). */
-static struct repro_fastpath_header* read_buffer(long number, long fd, unsigned long count) {
-  return read_buffer_of(fd, count, number == SYS_read, 0);
+/* For read (regular files, sockets and, with `pipe`, pipes) and pread64
+ * (regular files). */
+static struct repro_fastpath_header* read_buffer(long number, long fd, unsigned long count,
+                                                 int* pipe) {
+  return read_buffer_of(fd, count, number == SYS_read, 0, number == SYS_read ? pipe : NULL);
 }
 
 static long logged_read(struct repro_fastpath_header* header, long number, long fd, long address,
@@ -609,7 +677,15 @@ EXPORT int getppid(void) { return (int)id_syscall(SYS_getppid); }
 EXPORT int gettid(void) { return (int)id_syscall(SYS_gettid); }
 
 EXPORT long read(int fd, void* buf, unsigned long count) {
-  struct repro_fastpath_header* header = read_buffer(SYS_read, fd, count);
+  int pipe = 0;
+  struct repro_fastpath_header* header = read_buffer(SYS_read, fd, count, &pipe);
+  if (header != NULL && pipe) {
+    long result = pipe_call(header, SYS_preadv2, fd, (long)buf, count);
+    if (!pipe_call_refused(result)) {
+      return libc_result(result);
+    }
+    header = NULL;
+  }
   if (header == NULL) {
     return SLOW_CALL(SYS_read, fd, __read(fd, buf, count));
   }
@@ -617,7 +693,7 @@ EXPORT long read(int fd, void* buf, unsigned long count) {
 }
 
 EXPORT long pread64(int fd, void* buf, unsigned long count, long offset) {
-  struct repro_fastpath_header* header = read_buffer(SYS_pread64, fd, count);
+  struct repro_fastpath_header* header = read_buffer(SYS_pread64, fd, count, NULL);
   if (header == NULL) {
     return SLOW_CALL(SYS_pread64, fd, __pread64(fd, buf, count, offset));
   }
@@ -629,7 +705,18 @@ EXPORT long pread(int fd, void* buf, unsigned long count, long offset) {
 }
 
 EXPORT long write(int fd, const void* buf, unsigned long count) {
-  struct repro_fastpath_header* header = write_buffer(fd);
+  int pipe = 0;
+  struct repro_fastpath_header* header = write_buffer_of(fd, 0, &pipe);
+  if (header != NULL && pipe) {
+    long done = pipe_call(header, SYS_pwritev2, fd, (long)buf, count);
+    unsigned long left = pipe_write_left(done, count);
+    if (left == 0) {
+      return libc_result(done);
+    }
+    unsigned long written = count - left;
+    long rest = SLOW_CALL(SYS_write, fd, __write(fd, (const char*)buf + written, left));
+    return pipe_write_total(written, rest);  /* errno is libc's when rest failed */
+  }
   if (header == NULL) {
     return SLOW_CALL(SYS_write, fd, __write(fd, buf, count));
   }
@@ -774,8 +861,10 @@ EXPORT int close(int fd) {
 /* Whether openat(dirfd, path, flags) may take the fast path: an open of a
  * directory (find's walk opens each one so, as gnulib's fts does: nothing
  * but a directory opens then), or one for reading only, without O_TRUNC,
- * of what a logged fstatat of the path says is a regular file outside
- * /proc (tar and the compilers open every file they read so). Neither
+ * of what a logged fstatat of the path says is a regular file or a
+ * directory outside /proc (tar and the compilers open every file they
+ * read so), or is not there (a compiler looks for each header in every
+ * directory of its search path; setlocale for its files). Neither
  * waits for another process, as the open of a FIFO would, nor has the
  * effects a device's open may have; and the recorder need not see it: a
  * file of /proc, which it must (a write to /proc/PID/mem changes memory),
@@ -798,7 +887,11 @@ static int opens_without_waiting(struct repro_fastpath_header* header, long dirf
                                             (long)stat_buffer, at_flags, 0, 0,
                                             (uint64_t)stat_buffer, FP_STAT_BYTES,
                                             OUTPUT_WHOLE_ON_SUCCESS, 1, -1);
-  return result == 0 && stat_file_type(stat_buffer) == FP_S_IFREG &&
+  if (result == -FP_ENOENT || result == -FP_ENOTDIR) {
+    return 1; /* nothing there: the open fails the same way */
+  }
+  uint32_t type = result == 0 ? stat_file_type(stat_buffer) : 0;
+  return (type == FP_S_IFREG || type == FP_S_IFDIR) &&
          stat_buffer[FP_STAT_DEV_INDEX] != write_exclusions.procfs_device;
 }
 
@@ -931,6 +1024,7 @@ long repro_site_syscall(const long* registers) {
   long a1 = registers[1], a2 = registers[2], a3 = registers[3];
   long a4 = registers[4], a5 = registers[5], a6 = registers[6];
   struct repro_fastpath_header* header;
+  int pipe;
   if (marked_slow_call(number, a1)) {
     return traced_syscall(number, a1, a2, a3, a4, a5, a6);
   }
@@ -941,7 +1035,12 @@ long repro_site_syscall(const long* registers) {
       return id_syscall(number);
     case SYS_read:
     case SYS_pread64:
-      header = read_buffer(number, a1, (unsigned long)a3);
+      pipe = 0;
+      header = read_buffer(number, a1, (unsigned long)a3, &pipe);
+      if (header != NULL && pipe) {
+        long result = pipe_call(header, SYS_preadv2, a1, a2, (unsigned long)a3);
+        return !pipe_call_refused(result) ? result : traced_syscall(number, a1, a2, a3, 0, 0, 0);
+      }
       return header == NULL ? traced_syscall(number, a1, a2, a3, a4, 0, 0)
                             : logged_read(header, number, a1, a2, a3, a4);
     case SYS_recvfrom:
@@ -950,7 +1049,7 @@ long repro_site_syscall(const long* registers) {
       if (a5 != 0) {
         break;
       }
-      header = read_buffer_of(a1, (unsigned long)a3, 1, a4);
+      header = read_buffer_of(a1, (unsigned long)a3, 1, a4, NULL);
       if (header == NULL) {
         break;
       }
@@ -961,16 +1060,27 @@ long repro_site_syscall(const long* registers) {
       if (a5 != 0) {
         break;
       }
-      header = write_buffer_of(a1, a4);
+      header = write_buffer_of(a1, a4, NULL);
       if (header == NULL) {
         break;
       }
       return logged_write(header, number, a1, a2, a3, a4, 0);
     case SYS_write:
     case SYS_writev:
-      header = write_buffer(a1);
+      pipe = 0;
+      header = write_buffer_of(a1, 0, number == SYS_write ? &pipe : NULL);
       if (header == NULL) {
         break;
+      }
+      if (pipe) {
+        long done = pipe_call(header, SYS_pwritev2, a1, a2, (unsigned long)a3);
+        unsigned long left = pipe_write_left(done, (unsigned long)a3);
+        if (left == 0) {
+          return done;
+        }
+        unsigned long written = (unsigned long)a3 - left;
+        return pipe_write_total(
+            written, traced_syscall(SYS_write, a1, a2 + (long)written, (long)left, 0, 0, 0));
       }
       return logged_write(header, number, a1, a2, a3, 0, 0);
     case SYS_pwrite64:
@@ -1081,7 +1191,7 @@ EXPORT long syscall(long number, ...) {
       return libc_result(id_syscall(number));
     case SYS_read:
     case SYS_pread64: {
-      struct repro_fastpath_header* header = read_buffer(number, a1, (unsigned long)a3);
+      struct repro_fastpath_header* header = read_buffer(number, a1, (unsigned long)a3, NULL);
       return libc_result(header == NULL ? traced_syscall(number, a1, a2, a3, a4, 0, 0)
                                         : logged_read(header, number, a1, a2, a3, a4));
     }

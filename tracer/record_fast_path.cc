@@ -228,6 +228,7 @@ repro_fastpath_write_exclusions RecordSession::write_exclusions() const {
   // write into /proc/PID/mem on the fast path is caught when drained.
   struct stat proc;
   exclusions.procfs_device = stat("/proc/self", &proc) == 0 ? proc.st_dev : ~uint64_t{0};
+  exclusions.pipes_nowait = fast_path_pipes_ ? 1 : 0;
   return exclusions;
 }
 

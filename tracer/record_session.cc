@@ -265,6 +265,11 @@ Result<std::unique_ptr<RecordSession>> RecordSession::start(const RecordOptions&
       preload_library(library, &env);
       session->fast_path_on_ = true;
       session->patch_syscall_sites_ = !switched_off("REPRO_SYSCALL_PATCHING");
+      // Chaos mode counts a pipe write's wake-up in its schedule, which a
+      // write without a stop would leave to the clock.
+      auto pipe_nowait = os::probe_pipe_nowait();
+      session->fast_path_pipes_ = !options.chaos && !switched_off("REPRO_FAST_PATH_PIPES") &&
+                                  pipe_nowait.is_ok() && *pipe_nowait == 0;
     }
   }
   header.env = format::redact_environment(env, options.redact_env, &header.redacted_env);

@@ -468,6 +468,8 @@ class RecordSession {
   bool deadlock_checked_ = false;
   std::string deadlock_report_;
   bool fast_path_on_ = false;  // the library is preloaded and its syscalls pass the filter
+  // Pipes may take the fast path (repro_fastpath_write_exclusions.pipes_nowait).
+  bool fast_path_pipes_ = false;
   std::set<std::string> warned_;  // keys of warn_once's warnings given
   // Page copies in preempt events (log_preempt): the bytes of copies the
   // snapshot budget still allows, and per process, page address -> hash of

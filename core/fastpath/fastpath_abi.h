@@ -151,7 +151,13 @@ struct repro_fastpath_write_exclusions {
    * for replay to apply to its copy of it, so that the mapping sees them
    * at the same point. */
   uint32_t shared_file_mapped;
-  uint32_t reserved;
+  /* 1: reads and writes of pipes may take the fast path, tried first with
+   * RWF_NOWAIT (preadv2, pwritev2), which fails with EAGAIN where the call
+   * would wait, and then the slow path. The recorder sets it where the
+   * kernel supports RWF_NOWAIT on pipes, outside chaos mode (whose
+   * schedule counts the wake-ups of pipe writes) and unless
+   * REPRO_FAST_PATH_PIPES=off. */
+  uint32_t pipes_nowait;
 };
 
 /* A path longer than this is cut there, as on the slow path

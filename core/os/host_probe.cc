@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
@@ -443,6 +444,22 @@ Result<SeccompTraceProbe> probe_seccomp_trace() {
     return unexpected_end("seccomp", end);
   }
   return probe;
+}
+
+Result<int> probe_pipe_nowait() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return Status::from_errno(errno, "pipe2");
+  }
+  ScopedFd reader(fds[0]);
+  ScopedFd writer(fds[1]);
+  char byte = 0;
+  iovec iov{&byte, 1};
+  ssize_t n = preadv2(reader.get(), &iov, 1, -1, RWF_NOWAIT);
+  if (n < 0 && errno == EAGAIN) {
+    return 0;
+  }
+  return n < 0 ? errno : EIO;  // an empty pipe cannot have given a byte
 }
 
 Result<int> probe_seccomp_user_notif() {

@@ -207,6 +207,13 @@ struct KernelInfo {
 /// Errors: io_error (uname failed).
 Result<KernelInfo> probe_kernel();
 
+/// Whether a read of an empty pipe with RWF_NOWAIT fails with EAGAIN here
+/// instead of waiting (kernels without pipe support for it answer
+/// EOPNOTSUPP): the fast path reads and writes pipes so only where it does.
+/// In this process (a pipe and one preadv2, no fork). Returns 0 when it
+/// works, else the errno the read got. Errors: io_error (pipe2 failed).
+Result<int> probe_pipe_nowait();
+
 /// "EPERM (Operation not permitted)", for the messages about probes.
 std::string errno_text(int errnum);
 

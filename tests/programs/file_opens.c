@@ -2,8 +2,8 @@
  * regular files for reading stand among the ones it must leave alone:
  * open, openat and fopen of regular files for reading, in a loop, each
  * followed by a read and a close; a file replaced by rename between two
- * opens of its name; O_NOFOLLOW on a symlink (ELOOP) and a missing file
- * (ENOENT); a file of /proc; a FIFO opened without O_NONBLOCK by a thread,
+ * opens of its name; a missing file (ENOENT, on the fast path too) and
+ * O_NOFOLLOW on a symlink (ELOOP, which is not); a file of /proc; a FIFO opened without O_NONBLOCK by a thread,
  * which waits in the open until the main thread opens the other end (on
  * the fast path the recording would hang there); and opens for writing
  * and with O_TRUNC. Prints what each part read, the same on every run. */

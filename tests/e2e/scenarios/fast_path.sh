@@ -23,10 +23,14 @@
 #     the process maps a file shared (its mmap event tells the library),
 #     any write: each stops after its mapped-file note, which replay
 #     applies to its copy of the file;
-#   - the file_opens test program's opens of regular files for reading
-#     are on the fast path, those of /proc, of a FIFO (a thread waits in
+#   - the file_opens test program's opens of regular files for reading,
+#     and of a missing file, are on the fast path, those of /proc, of a FIFO (a thread waits in
 #     it), with O_TRUNC, for writing and of a symlink with O_NOFOLLOW are
 #     not;
+#   - the pipe_bursts test program's pipe reads and writes are on the
+#     fast path (RWF_NOWAIT) where the kernel supports it, and go to a
+#     stop when the pipe is empty or full (a write's rest, after what a
+#     full pipe took); REPRO_FAST_PATH_PIPES=off keeps them all at stops;
 #   - the nonblocking_sockets test program's sends, recvs, reads and
 #     writes on sockets that cannot block, and its polls with a zero
 #     timeout, are on the fast path; its echo thread's reads of a
@@ -126,12 +130,58 @@ bounded 60 "$repro" dump opens >opens.dump 2>dump.err || fail "dump failed: $(ca
 # 100 rounds of open, openat and fopen of two regular files for reading.
 fast_opens=$(grep -c ' syscall openat(.*, O_RDONLY[|A-Z_]*) = [0-9]* \[fast path\]$' opens.dump)
 [ "$fast_opens" -ge 300 ] || fail "only $fast_opens opens for reading on the fast path"
+grep -q ' syscall openat(AT_FDCWD, ".*/missing", O_RDONLY|O_CLOEXEC) = -1 ENOENT .*\[fast path\]$' opens.dump ||
+  fail "the open of a missing file is not on the fast path: $(grep '/missing' opens.dump)"
 for path in /proc/self/status '.*/fifo' '.*/a", O_RDONLY|O_TRUNC' '.*/a", O_RDWR' '.*/link", O_RDONLY|O_NOFOLLOW'; do
   ! grep -q " syscall openat(AT_FDCWD, \"$path.*\[fast path\]$" opens.dump ||
     fail "an open the fast path must leave alone took it: $(grep " syscall openat(AT_FDCWD, \"$path" opens.dump)"
   grep -q "^#[0-9]* t[0-9]* syscall openat(AT_FDCWD, \"$path" opens.dump ||
     fail "no open of $path at a stop: $(grep -c ' syscall openat(' opens.dump) opens"
 done
+
+piper=$build_dir/tests/programs/pipe_bursts
+need_file "$piper"
+record 120 pipes pipes.out pipes.err "$piper"
+[ "$status" -eq 0 ] || fail "record of pipe_bursts exited $status: $(tail -n 3 pipes.err)"
+grep -q '^EXIT-SUCCESS$' pipes.out || fail "pipe_bursts did not finish: $(tail -n 3 pipes.out)"
+expect_same_replay pipes pipes.out pipes.err 0
+bounded 60 "$repro" dump pipes >pipes.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+# pipe_calls NAME RESULT: fast-path NAME calls (RWF_NOWAIT) with that result.
+pipe_calls() { grep -c " syscall $1([0-9]*, 0x[0-9a-f]*, 1, -1, 0, 0x8) = $2 .*\\[fast path\\]$" pipes.dump; }
+# Whether this kernel reads an empty pipe with RWF_NOWAIT (EAGAIN) or not
+# at all (EOPNOTSUPP), as the recorder's probe asks.
+pipe_nowait=$(python3 -c '
+import errno, os
+r, w = os.pipe()
+try:
+    os.preadv(r, [bytearray(1)], -1, os.RWF_NOWAIT)
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))
+' 2>&1)
+if [ "$pipe_nowait" = EAGAIN ]; then
+  # 2 MB in 10 KB writes and 16 KB reads, 40 writes of 3,000 bytes, 200
+  # round trips: most on the fast path; a full or empty pipe, at a stop.
+  [ "$(pipe_calls pwritev2 '[0-9]*')" -ge 300 ] || fail "only $(pipe_calls pwritev2 '[0-9]*') pipe writes on the fast path"
+  [ "$(pipe_calls preadv2 '[0-9]*')" -ge 200 ] || fail "only $(pipe_calls preadv2 '[0-9]*') pipe reads on the fast path"
+  [ "$(pipe_calls preadv2 '-1 EAGAIN .*')" -ge 1 ] || fail "no pipe read found its pipe empty on the fast path"
+  [ "$(pipe_calls pwritev2 '-1 EPIPE .*')" -eq 1 ] || fail "the write with no reader is not one EPIPE on the fast path"
+  # The 300,000-byte write: what the pipe took at once, the rest at a stop.
+  grep -A1 ' syscall pwritev2([0-9]*, 0x[0-9a-f]*, 1, -1, 0, 0x8) = 65536 \[fast path\]$' pipes.dump |
+    grep -q ' syscall-entered write([0-9]*, 0x[0-9a-f]*, 0x393e0)' ||
+    fail "the write larger than the pipe did not leave its rest (234464 bytes) to a stop: $(grep -B1 -A1 ' write(.*, 0x393e0)' pipes.dump | head -n 3)"
+  REPRO_FAST_PATH_PIPES=off record 120 pipes-off pipes-off.out pipes-off.err "$piper"
+  [ "$status" -eq 0 ] || fail "record of pipe_bursts with REPRO_FAST_PATH_PIPES=off exited $status"
+  cmp -s pipes.out pipes-off.out || fail "pipe_bursts printed otherwise with REPRO_FAST_PATH_PIPES=off"
+  expect_same_replay pipes-off pipes-off.out pipes-off.err 0
+  bounded 60 "$repro" dump pipes-off >pipes-off.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+  ! grep -q ' syscall p\(read\|write\)v2(' pipes-off.dump ||
+    fail "REPRO_FAST_PATH_PIPES=off left pipe calls on the fast path"
+  summary_pipes="pipes on the fast path (RWF_NOWAIT) and off"
+else
+  ! grep -q ' syscall p\(read\|write\)v2(' pipes.dump ||
+    fail "pipe calls on the fast path where the kernel has no RWF_NOWAIT for pipes ($pipe_nowait)"
+  summary_pipes="pipes at stops (RWF_NOWAIT on a pipe here: $pipe_nowait)"
+fi
 
 sockets=$build_dir/tests/programs/nonblocking_sockets
 need_file "$sockets"
@@ -189,4 +239,4 @@ else
   static_note=" (no static libc here: static program not tried)"
 fi
 
-pass "$fast syscalls in $batches batches, $stops stops; --no-fast-path: $slow_stops getppid stops$static_note"
+pass "$fast syscalls in $batches batches, $stops stops; --no-fast-path: $slow_stops getppid stops; $summary_pipes$static_note"
