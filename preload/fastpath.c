@@ -1065,6 +1065,15 @@ long repro_site_syscall(const long* registers) {
         break;
       }
       return logged_write(header, number, a1, a2, a3, a4, 0);
+    case SYS_sendmsg:
+      /* The message header, its iovecs, address and control data are the
+       * kernel's to read (and to fail with EFAULT on): its result is all
+       * the record holds, as for write. */
+      header = write_buffer_of(a1, a3, NULL);
+      if (header == NULL) {
+        break;
+      }
+      return logged_write(header, number, a1, a2, a3, 0, 0);
     case SYS_write:
     case SYS_writev:
       pipe = 0;

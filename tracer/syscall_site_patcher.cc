@@ -21,6 +21,7 @@ bool SyscallSitePatcher::worth_patching(int syscall_number) {
     case SYS_writev:
     case SYS_pwritev:
     case SYS_sendto:
+    case SYS_sendmsg:
     case SYS_recvfrom:
     case SYS_poll:
     case SYS_epoll_wait:

@@ -5,7 +5,8 @@
  * (EAGAIN), then drained the same way; a datagram cut short with
  * MSG_TRUNC; a thread blocked in read on a blocking socket, woken by
  * writes to the other end; and TCP over loopback with non-blocking
- * sockets; poll and epoll_wait with a zero timeout. Prints checksums and
+ * sockets; poll and epoll_wait with a zero timeout; sendmsg, passing a
+ * descriptor along too. Prints checksums and
  * what each part saw, the same on every run. */
 #include "test_util.h"
 
@@ -16,6 +17,7 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 static unsigned long checksum(unsigned long sum, const char *buf, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -221,6 +223,68 @@ static void zero_timeouts(void) {
   check(close(ep) == 0 && close(sv[0]) == 0 && close(sv[1]) == 0);
 }
 
+/* sendmsg on a non-blocking socket: two iovecs per message, then one
+ * that passes a descriptor along (SCM_RIGHTS), read back with recvmsg. */
+static void message_sends(void) {
+  int sv[2];
+  check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
+  unsigned long sum = 0;
+  for (int i = 0; i < 50; i++) {
+    char head[8], body[24];
+    fill(head, sizeof head, (unsigned)i);
+    fill(body, sizeof body, (unsigned)i + 100);
+    struct iovec iov[2] = {{head, sizeof head}, {body, sizeof body}};
+    struct msghdr mh = {0};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = 2;
+    check(sendmsg(sv[0], &mh, 0) == 32);
+    char got[32];
+    check(recv(sv[1], got, sizeof got, 0) == 32);
+    check(memcmp(got, head, 8) == 0 && memcmp(got + 8, body, 24) == 0);
+    sum = checksum(sum, got, sizeof got);
+  }
+  int passed = dup(sv[0]);
+  check(passed >= 0);
+  char byte = 'f';
+  struct iovec iov = {&byte, 1};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } control;
+  memset(&control, 0, sizeof control);
+  struct msghdr mh = {0};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control.buf;
+  mh.msg_controllen = sizeof control.buf;
+  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &passed, sizeof passed);
+  check(sendmsg(sv[0], &mh, MSG_DONTWAIT) == 1);
+  check(close(passed) == 0);
+  char got_byte = 0;
+  struct iovec in = {&got_byte, 1};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } received;
+  struct msghdr rh = {0};
+  rh.msg_iov = &in;
+  rh.msg_iovlen = 1;
+  rh.msg_control = received.buf;
+  rh.msg_controllen = sizeof received.buf;
+  check(recvmsg(sv[1], &rh, MSG_CMSG_CLOEXEC) == 1 && got_byte == 'f');
+  struct cmsghdr *r = CMSG_FIRSTHDR(&rh);
+  check(r != NULL && r->cmsg_type == SCM_RIGHTS);
+  int fd;
+  memcpy(&fd, CMSG_DATA(r), sizeof fd);
+  check(fcntl(fd, F_GETFL) >= 0 && close(fd) == 0);
+  say_hex("50 sendmsg of two iovecs, and a descriptor passed along: checksum", sum);
+  check(close(sv[0]) == 0 && close(sv[1]) == 0);
+}
+
 int main(void) {
   test_init();
   stream_pair();
@@ -229,6 +293,7 @@ int main(void) {
   woken_reader();
   tcp_loopback();
   zero_timeouts();
+  message_sends();
   finish();
   return 0;
 }

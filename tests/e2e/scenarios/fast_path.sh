@@ -31,8 +31,8 @@
 #     fast path (RWF_NOWAIT) where the kernel supports it, and go to a
 #     stop when the pipe is empty or full (a write's rest, after what a
 #     full pipe took); REPRO_FAST_PATH_PIPES=off keeps them all at stops;
-#   - the nonblocking_sockets test program's sends, recvs, reads and
-#     writes on sockets that cannot block, and its polls with a zero
+#   - the nonblocking_sockets test program's sends (sendmsg too), recvs,
+#     reads and writes on sockets that cannot block, and its polls with a zero
 #     timeout, are on the fast path; its echo thread's reads of a
 #     blocking socket, and polls that may wait, are not;
 #   - a statically linked program (no dynamic loader, so no preload)
@@ -198,6 +198,7 @@ fast_calls() { grep -c " syscall $1(.* \[fast path\]$" sockets.dump; }
 [ "$(fast_calls recvfrom)" -ge 400 ] || fail "only $(fast_calls recvfrom) recvs on the fast path"
 [ "$(fast_calls read)" -ge 200 ] || fail "only $(fast_calls read) socket reads on the fast path"
 [ "$(fast_calls write)" -ge 200 ] || fail "only $(fast_calls write) socket writes on the fast path"
+[ "$(fast_calls sendmsg)" -ge 45 ] || fail "only $(fast_calls sendmsg) sendmsg calls on the fast path"
 [ "$(fast_calls poll)" -ge 5 ] && [ "$(fast_calls epoll_wait)" -ge 5 ] ||
   fail "polls with a zero timeout not on the fast path: $(grep -E ' syscall (poll|epoll_wait)\(' sockets.dump | head -n 3)"
 ! grep -Eq ' syscall (poll|epoll_wait)\(.*, [1-9][0-9]*\) = .*\[fast path\]$' sockets.dump ||
