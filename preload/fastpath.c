@@ -11,7 +11,8 @@
  * fstat, logged too, tells, and for a socket its flags; writes never to
  * the recording's own stdout and stderr, nor into /proc), polls only with
  * a zero timeout, opens only of directories and of regular files for
- * reading, and closes only of directories; lseek, readlink, fcntl's flag
+ * reading, and closes only of directories and regular files; lseek,
+ * readlink, fcntl's flag
  * and copy commands, access, the stat family and the extended attribute
  * reads
  * never wait for another process (a record of a call given a path carries
@@ -833,21 +834,60 @@ EXPORT long fgetxattr(int fd, const char* name, void* value, unsigned long size)
   return libc_result(xattr_syscall(SYS_fgetxattr, fd, name, value, size, 0));
 }
 
-/* close of a directory (find closes one at every step of its walk), which
- * never waits for another process. The last close of a pipe or a socket
- * may wake one, or wait (SO_LINGER); a regular file's close is the stop at
- * which the recorder still finds the descriptor's position, to store the
- * file's fast-path reads by reference (tracer/record_fast_path.cc): those,
- * and any other kind of file, take the slow path, libc's close. */
+#define FP_SEEK_CUR 1
+#define FP_FD_LINK_BYTES 4096
+
+/* close of a directory (find closes one at every step of its walk) or of a
+ * regular file (tar closes every file it read), which never wait for
+ * another process; the last close of a pipe or a socket may wake one, or
+ * wait (SO_LINGER): those, and any other kind of file, take the slow path,
+ * libc's close. Before a regular file's close the library logs where its
+ * descriptor stands (lseek) and what /proc/self/fd/N names (readlinkat),
+ * so that the recorder, draining the buffer after the descriptor is gone,
+ * can still store the file's fast-path reads by reference
+ * (tracer/record_fast_path.cc). */
+static int closes_without_waiting(uint32_t type) {
+  return type == FP_S_IFDIR || type == FP_S_IFREG;
+}
+
+static long logged_close(struct repro_fastpath_header* header, long fd, uint32_t type) {
+  if (type == FP_S_IFREG) {
+    logged_syscall(header, SYS_lseek, fd, 0, FP_SEEK_CUR, 0, 0, 0, 0, 0, OUTPUT_NONE);
+    static const char prefix[] = "/proc/self/fd/";
+    char link[sizeof prefix + 12];
+    char digits[12];
+    int n = 0;
+    unsigned long value = (unsigned long)fd;
+    do {
+      digits[n++] = (char)('0' + value % 10);
+      value /= 10;
+    } while (value != 0 && n < (int)sizeof digits);
+    size_t at = 0;
+    for (; prefix[at] != 0; ++at) {
+      link[at] = prefix[at];
+    }
+    while (n > 0) {
+      link[at++] = digits[--n];
+    }
+    link[at] = 0;
+    char target[FP_FD_LINK_BYTES];
+    logged_syscall_with_strings(header, SYS_readlinkat, FP_AT_FDCWD, (long)link, (long)target,
+                                sizeof target, 0, 0, (uint64_t)target, sizeof target,
+                                OUTPUT_RESULT_BYTES, 1, -1);
+  }
+  return logged_syscall(header, SYS_close, fd, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
+}
+
 EXPORT int close(int fd) {
   struct repro_fastpath_header* header = usable_buffer();
   if (header == NULL) {
     return __close(fd);
   }
-  if (file_type(header, fd) != FP_S_IFDIR) {
+  uint32_t type = file_type(header, fd);
+  if (!closes_without_waiting(type)) {
     return (int)SLOW_CALL(SYS_close, fd, __close(fd));
   }
-  return (int)libc_result(logged_syscall(header, SYS_close, fd, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE));
+  return (int)libc_result(logged_close(header, fd, type));
 }
 
 #define FP_O_CREAT 0100
@@ -1148,12 +1188,14 @@ long repro_site_syscall(const long* registers) {
       return path_syscall(number, a1, a2, 0, 0, 0, 0, 0, 0);
     case SYS_getdents64:
       return getdents_syscall(a1, a2, a3);
-    case SYS_close:
+    case SYS_close: {
       header = usable_buffer();
-      if (header == NULL || file_type(header, a1) != FP_S_IFDIR) {
+      uint32_t type = header == NULL ? 0 : file_type(header, a1);
+      if (!closes_without_waiting(type)) {
         break;
       }
-      return logged_syscall(header, SYS_close, a1, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
+      return logged_close(header, a1, type);
+    }
     case SYS_openat:
       header = usable_buffer();
       if (header == NULL || !opens_without_waiting(header, a1, (const char*)a2, a3)) {

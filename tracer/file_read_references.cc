@@ -131,7 +131,7 @@ bool FileReadReferences::matches(const Copy& copy, uint64_t offset, const format
 
 bool FileReadReferences::reference(pid_t tid, format::Event* event,
                                    std::optional<uint64_t> position_after,
-                                   const struct stat* file) {
+                                   const struct stat* file, const std::string* source_path) {
   if (!is_file_read(event->syscall_number) || event->result < kMinReferencedReadBytes ||
       event->result > static_cast<int64_t>(format::kMaxFileCopyReadBytes) ||
       event->writes.empty() || event->syscall_flags != 0) {
@@ -150,6 +150,14 @@ bool FileReadReferences::reference(pid_t tid, format::Event* event,
     st = *file;
   } else if (::stat(fd_path.c_str(), &st) != 0) {
     return false;
+  }
+  if (source_path != nullptr) {
+    struct stat named;
+    if (::stat(source_path->c_str(), &named) != 0 || named.st_dev != st.st_dev ||
+        named.st_ino != st.st_ino) {
+      return false;  // gone, or another file by that name now
+    }
+    fd_path = *source_path;
   }
   if (!S_ISREG(st.st_mode) || st.st_size > kMaxReferencedFileBytes) {
     return false;

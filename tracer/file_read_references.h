@@ -53,10 +53,13 @@ class FileReadReferences {
   /// be copied or compared keeps its bytes; a copy that fails for the
   /// trace's sake (a full disk) leaves the writer's sticky error, which
   /// its next append reports. `file`, if given, is what stat says of the
-  /// read's descriptor now (the reads of one fast-path batch share one).
+  /// read's descriptor (a fast-path read: what the library's fstat said
+  /// before it). `source_path`, if given, is where the file can be opened
+  /// for its copy now that the descriptor is closed (a path that must
+  /// still name the same file), instead of /proc/PID/fd/N.
   bool reference(pid_t tid, format::Event* event,
                  std::optional<uint64_t> position_after = std::nullopt,
-                 const struct stat* file = nullptr);
+                 const struct stat* file = nullptr, const std::string* source_path = nullptr);
 
   /// Reads turned into references so far, and the bytes they did not store.
   uint64_t referenced_reads() const { return referenced_reads_; }

@@ -71,11 +71,12 @@ bool moves_file_position(int number) {
 
 // Where each read or write at the current position among `syscalls` (made
 // in this order, just now) left its descriptor: counted back from where
-// the descriptor stands now over the reads and writes after it. Unknown
-// before an lseek or a close of the same descriptor (its number may name
-// another file now). Wrong if something else moved the position meanwhile
-// (a sibling thread sharing it): then a read's bytes do not match the copy
-// there, and stay in the trace.
+// the descriptor stands now, or from an lseek(fd, 0, SEEK_CUR) that the
+// library logs before it closes a regular file, over the reads and writes
+// after it. Unknown before any other lseek, or a close without that lseek
+// (the number may name another file now). Wrong if something else moved
+// the position meanwhile (a sibling thread sharing it): then a read's
+// bytes do not match the copy there, and stay in the trace.
 std::vector<std::optional<uint64_t>> positions_after(
     pid_t tid, const std::vector<fastpath::BatchedSyscall>& syscalls) {
   std::vector<std::optional<uint64_t>> after(syscalls.size());
@@ -95,7 +96,8 @@ std::vector<std::optional<uint64_t>> positions_after(
       at->second = file_position(tid, fd);
     }
     if (syscall.syscall_number == SYS_lseek) {
-      at->second.reset();
+      bool tells = syscall.args[1] == 0 && syscall.args[2] == SEEK_CUR && syscall.result >= 0;
+      at->second = tells ? std::optional<uint64_t>(syscall.result) : std::nullopt;
     } else if (at->second && syscall.result >= 0 &&
                *at->second >= static_cast<uint64_t>(syscall.result)) {
       after[i] = at->second;
@@ -105,6 +107,55 @@ std::vector<std::optional<uint64_t>> positions_after(
     }
   }
   return after;
+}
+
+// What the library's fstat of `fd` just before syscall `i` said (it asks
+// before each read of a file), if that is in the batch.
+std::optional<struct stat> logged_stat(const std::vector<fastpath::BatchedSyscall>& syscalls,
+                                       size_t i, int fd) {
+  for (size_t j = i; j-- > 0;) {
+    const fastpath::BatchedSyscall& syscall = syscalls[j];
+    if (static_cast<int>(syscall.args[0]) != fd) {
+      continue;
+    }
+    if (syscall.syscall_number == SYS_fstat && syscall.result == 0 &&
+        syscall.output.size() == sizeof(struct stat)) {
+      struct stat st;
+      std::memcpy(&st, syscall.output.data(), sizeof st);
+      return st;
+    }
+    if (syscall.syscall_number == SYS_close || syscall.syscall_number == SYS_openat) {
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+// Where the file `fd` named at syscall `i` can be opened for its copy when
+// the batch closes `fd` after `i`: the target of /proc/self/fd/N that the
+// library reads before such a close. Nullopt while `fd` stays open (then
+// /proc/PID/fd/N serves) or without that record.
+std::optional<std::string> closed_file_path(
+    const std::vector<fastpath::BatchedSyscall>& syscalls, size_t i, int fd) {
+  const std::string link = fmt::format("/proc/self/fd/{}", fd);
+  for (size_t j = i + 1; j < syscalls.size(); ++j) {
+    const fastpath::BatchedSyscall& close = syscalls[j];
+    if (close.syscall_number != SYS_close || static_cast<int>(close.args[0]) != fd) {
+      continue;
+    }
+    for (size_t k = j; k-- > i + 1;) {
+      const fastpath::BatchedSyscall& readlink = syscalls[k];
+      if (readlink.syscall_number == SYS_readlinkat && readlink.result > 0 &&
+          !readlink.inputs.empty() && readlink.inputs.front().bytes == link) {
+        return readlink.output.substr(0, static_cast<size_t>(readlink.result));
+      }
+      if (static_cast<int>(readlink.args[0]) == fd) {
+        break;  // the lseek the library logs between them
+      }
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -124,10 +175,10 @@ Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
     }
     return positions[i];
   };
-  // What stat says of each descriptor read from: one lookup per batch, as
-  // no regular file's descriptor can be closed or replaced inside one
-  // (its close and a dup2 each stop the thread; an open on the fast path
-  // takes a number no open file has).
+  // What stat says of each descriptor read from: the library's own fstat
+  // before the read where the batch holds it (a descriptor may be closed
+  // and its number given to another file inside one), else one lookup per
+  // batch.
   std::map<int, std::optional<struct stat>> files;
   auto file_of = [&](int fd) -> const struct stat* {
     auto [at, fresh] = files.try_emplace(fd);
@@ -139,6 +190,7 @@ Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
     }
     return at->second ? &*at->second : nullptr;
   };
+  std::optional<struct stat> logged;
   size_t batch_start = 0;
   auto log_batch_until = [&](size_t end) -> Status {
     if (end == batch_start) {
@@ -164,8 +216,13 @@ Status RecordSession::log_syscall_batch(Thread& t, const std::string& data) {
     }
     fastpath::to_syscall_event(syscall, t.index, &single);
     single.syscall_flags = 0;
-    const struct stat* file = file_of(static_cast<int>(syscall.args[0]));
-    if (file == nullptr || !file_reads_->reference(t.tid, &single, position_after(i), file)) {
+    const int fd = static_cast<int>(syscall.args[0]);
+    logged = logged_stat(*syscalls, i, fd);
+    const struct stat* file = logged ? &*logged : file_of(fd);
+    std::optional<std::string> source = closed_file_path(*syscalls, i, fd);
+    if (file == nullptr ||
+        !file_reads_->reference(t.tid, &single, position_after(i), file,
+                                source ? &*source : nullptr)) {
       continue;
     }
     single.syscall_flags |= format::kSyscallFastPath;

@@ -303,6 +303,25 @@ HostCheck assess_replay_isolation(const Result<ReplayIsolationProbe>& probe) {
   return make_check(kName, false, CheckStatus::kDegraded, found, unguarded);
 }
 
+HostCheck assess_pipe_nowait(const Result<int>& probe) {
+  constexpr const char* kName = "pipe-nowait";
+  const char* slow = "pipe reads and writes stop at repro while recording, as they do without "
+                     "the fast path";
+  if (!probe.is_ok()) {
+    return make_check(kName, false, CheckStatus::kDegraded, probe_failed(probe.status()), slow);
+  }
+  if (probe.value() == 0) {
+    return make_check(kName, false, CheckStatus::kOk,
+                      "preadv2 with RWF_NOWAIT of an empty pipe fails with EAGAIN",
+                      "the fast path reads and writes pipes without a stop where they need "
+                      "not wait");
+  }
+  return make_check(kName, false, CheckStatus::kDegraded,
+                    fmt::format("preadv2 with RWF_NOWAIT of an empty pipe: {}",
+                                errno_text(probe.value())),
+                    slow);
+}
+
 }  // namespace
 
 HostFacts probe_host() {
@@ -318,6 +337,7 @@ HostFacts probe_host() {
       .debug_registers = probe_debug_registers(),
       .cpu_pinning = probe_cpu_pinning(),
       .replay_isolation = probe_replay_isolation(),
+      .pipe_nowait = probe_pipe_nowait(),
       .cpu = probe_cpu(),
       .kernel = probe_kernel(),
   };
@@ -354,6 +374,7 @@ std::vector<HostCheck> assess_host(const HostFacts& facts, TscMode tsc_mode) {
       assess_debug_registers(facts.debug_registers),
       assess_cpu_pinning(facts.cpu_pinning),
       assess_replay_isolation(facts.replay_isolation),
+      assess_pipe_nowait(facts.pipe_nowait),
   };
 }
 

@@ -41,6 +41,7 @@ struct HostFacts {
   Result<DebugRegisterProbe> debug_registers;
   Result<CpuPinningProbe> cpu_pinning;
   Result<ReplayIsolationProbe> replay_isolation;
+  Result<int> pipe_nowait;  // 0 or the errno, as probe_pipe_nowait()
   CpuInfo cpu;
   Result<KernelInfo> kernel;
 };

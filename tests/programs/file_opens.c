@@ -1,7 +1,8 @@
 /* Opens of every kind side by side, so that the fast path's opens of
  * regular files for reading stand among the ones it must leave alone:
  * open, openat and fopen of regular files for reading, in a loop, each
- * followed by a read and a close; a file replaced by rename between two
+ * followed by a read and a close; reads of 2 KiB (kept by reference to a
+ * copy of the file) each file closed after them; a file replaced by rename between two
  * opens of its name; a missing file (ENOENT, on the fast path too) and
  * O_NOFOLLOW on a symlink (ELOOP, which is not); a file of /proc; a FIFO opened without O_NONBLOCK by a thread,
  * which waits in the open until the main thread opens the other end (on
@@ -59,6 +60,33 @@ static void reading_loop(const char *dir, const char *a, const char *b) {
   }
   check(close(dirfd) == 0);
   say_hex("100 rounds of open, openat and fopen for reading: checksum", sum);
+}
+
+/* Reads of 2 KiB, long enough for the trace to keep them by reference to
+ * a copy of the file, each file closed right after: 20 rounds. */
+static void read_then_close(const char *dir) {
+  char path[256];
+  path_join(path, sizeof path, dir, "c");
+  static char text[8192];
+  for (size_t i = 0; i < sizeof text; i++) {
+    text[i] = (char)('A' + i % 53 % 26);
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  check(fd >= 0 && write(fd, text, sizeof text) == (ssize_t)sizeof text && close(fd) == 0);
+  unsigned long sum = 0;
+  for (int round = 0; round < 20; round++) {
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    check(fd >= 0);
+    char buf[2048];
+    for (int part = 0; part < 4; part++) {
+      check(read(fd, buf, sizeof buf) == (ssize_t)sizeof buf);
+      check(memcmp(buf, text + part * 2048, sizeof buf) == 0);
+      sum = checksum(sum, buf, sizeof buf);
+    }
+    check(close(fd) == 0);
+  }
+  check(unlink(path) == 0);
+  say_hex("20 rounds of four 2 KiB reads and a close: checksum", sum);
 }
 
 static void replaced_by_rename(const char *dir, const char *a) {
@@ -157,6 +185,7 @@ int main(void) {
   write_file(a, "the first a: some text to read back\n");
   write_file(b, "b holds another line of text\n");
   reading_loop(dir, a, b);
+  read_then_close(dir);
   replaced_by_rename(dir, a);
   failing_opens(dir, a);
   proc_file();

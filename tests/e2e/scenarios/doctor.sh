@@ -16,7 +16,7 @@ scenario_start doctor "$@"
 need_tool python3 uname
 
 checks="ptrace seccomp-inherited seccomp-trace seccomp-user-notif disable-aslr rdtsc-trap"
-checks+=" cpuid-faulting perf-counters hw-breakpoints cpu-pinning replay-isolation"
+checks+=" cpuid-faulting perf-counters hw-breakpoints cpu-pinning replay-isolation pipe-nowait"
 
 # run_doctor NAME ARGS...: `repro doctor ARGS` into NAME.out/NAME.err; sets
 # $status, which must be 0 or 1.

@@ -24,9 +24,10 @@
 #     any write: each stops after its mapped-file note, which replay
 #     applies to its copy of the file;
 #   - the file_opens test program's opens of regular files for reading,
-#     and of a missing file, are on the fast path, those of /proc, of a FIFO (a thread waits in
-#     it), with O_TRUNC, for writing and of a symlink with O_NOFOLLOW are
-#     not;
+#     and of a missing file, are on the fast path, and so are its closes,
+#     after which its reads of 2 KiB are still stored by reference; its
+#     opens of /proc, of a FIFO (a thread waits in it), with O_TRUNC, for
+#     writing and of a symlink with O_NOFOLLOW are not;
 #   - the pipe_bursts test program's pipe reads and writes are on the
 #     fast path (RWF_NOWAIT) where the kernel supports it, and go to a
 #     stop when the pipe is empty or full (a write's rest, after what a
@@ -130,6 +131,14 @@ bounded 60 "$repro" dump opens >opens.dump 2>dump.err || fail "dump failed: $(ca
 # 100 rounds of open, openat and fopen of two regular files for reading.
 fast_opens=$(grep -c ' syscall openat(.*, O_RDONLY[|A-Z_]*) = [0-9]* \[fast path\]$' opens.dump)
 [ "$fast_opens" -ge 300 ] || fail "only $fast_opens opens for reading on the fast path"
+# 20 rounds of four 2 KiB reads and a close on the fast path: the reads
+# still by reference to the file's copy, found through the path the
+# library logged before the close.
+fast_closes=$(grep -c ' syscall close([0-9]*) = 0 \[fast path\]$' opens.dump)
+[ "$fast_closes" -ge 300 ] || fail "only $fast_closes closes of regular files on the fast path"
+by_reference=$(grep -c ' syscall read([0-9]*, .*, 2048) = 2048 .*\[fast path\] \[from files/' opens.dump)
+[ "$by_reference" -ge 80 ] ||
+  fail "only $by_reference of the 80 reads before a fast-path close stored by reference: $(grep ' syscall read(.*, 2048) = 2048' opens.dump | head -n 2)"
 grep -q ' syscall openat(AT_FDCWD, ".*/missing", O_RDONLY|O_CLOEXEC) = -1 ENOENT .*\[fast path\]$' opens.dump ||
   fail "the open of a missing file is not on the fast path: $(grep '/missing' opens.dump)"
 for path in /proc/self/status '.*/fifo' '.*/a", O_RDONLY|O_TRUNC' '.*/a", O_RDWR' '.*/link", O_RDONLY|O_NOFOLLOW'; do

@@ -41,6 +41,7 @@ HostFacts healthy_host() {
       .debug_registers = debug,
       .cpu_pinning = pinning,
       .replay_isolation = isolation,
+      .pipe_nowait = 0,
       .cpu = CpuInfo{},
       .kernel = KernelInfo{"6.1.0", "#1", "x86_64"},
   };
@@ -58,7 +59,7 @@ const HostCheck& find(const std::vector<HostCheck>& checks, const std::string& n
 
 TEST_CASE("a host where every probe worked gets every check ok and works", "[os][host]") {
   std::vector<HostCheck> checks = assess_host(healthy_host(), TscMode::kTrap);
-  REQUIRE(checks.size() == 11);
+  REQUIRE(checks.size() == 12);
   for (const HostCheck& check : checks) {
     CHECK(check.status == CheckStatus::kOk);
     CHECK(check.verdict_phrase.empty());
@@ -123,7 +124,11 @@ TEST_CASE("features repro does not need never change the verdict", "[os][host]")
   cpuid.set_errno = ENODEV;
   facts.cpuid_faulting = cpuid;
   facts.seccomp_user_notif = EINVAL;
+  facts.pipe_nowait = EOPNOTSUPP;
   std::vector<HostCheck> checks = assess_host(facts, TscMode::kTrap);
+  CHECK(find(checks, "pipe-nowait").status == CheckStatus::kDegraded);
+  CHECK(find(checks, "pipe-nowait").found.find("EOPNOTSUPP") != std::string::npos);
+  CHECK_FALSE(find(checks, "pipe-nowait").needed);
   CHECK(find(checks, "perf-counters").status == CheckStatus::kMissing);
   CHECK_FALSE(find(checks, "perf-counters").needed);
   CHECK(find(checks, "hw-breakpoints").status == CheckStatus::kMissing);
