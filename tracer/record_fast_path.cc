@@ -115,6 +115,9 @@ std::optional<struct stat> logged_stat(const std::vector<fastpath::BatchedSyscal
                                        size_t i, int fd) {
   for (size_t j = i; j-- > 0;) {
     const fastpath::BatchedSyscall& syscall = syscalls[j];
+    if (syscall.syscall_number == SYS_openat && syscall.result == fd) {
+      break;  // opened here: what came before was of another file
+    }
     if (static_cast<int>(syscall.args[0]) != fd) {
       continue;
     }
@@ -124,7 +127,7 @@ std::optional<struct stat> logged_stat(const std::vector<fastpath::BatchedSyscal
       std::memcpy(&st, syscall.output.data(), sizeof st);
       return st;
     }
-    if (syscall.syscall_number == SYS_close || syscall.syscall_number == SYS_openat) {
+    if (syscall.syscall_number == SYS_close) {
       break;
     }
   }
@@ -354,8 +357,21 @@ Result<RecordSession::StepOutcome> RecordSession::step_out_of_fast_path_syscall(
   if (published != record_published_points_.end()) {
     REPRO_ASSIGN_OR_RETURN(bool inside, inside_fast_path_syscall(t));
     if (inside) {
-      REPRO_ASSIGN_OR_RETURN(bool there, run_to_breakpoint(t, published->second));
-      if (!there) {
+      // Asynchronous signals stay blocked on the way, as while stepping: a
+      // pending one (the signal held back and sent again, a timer that
+      // fired meanwhile) would stop the thread at once, every time, and
+      // two of them would take turns forever. They come after.
+      REPRO_ASSIGN_OR_RETURN(const uint64_t mask, os::signal_mask(t.tid));
+      uint64_t synchronous = 0;
+      for (int signal : {SIGTRAP, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS}) {
+        synchronous |= uint64_t{1} << (signal - 1);
+      }
+      REPRO_RETURN_IF_ERROR(os::set_signal_mask(t.tid, mask | ~synchronous));
+      Result<bool> there = run_to_breakpoint(t, published->second);
+      Status restored = os::set_signal_mask(t.tid, mask);
+      REPRO_RETURN_IF_ERROR(there.status());
+      REPRO_RETURN_IF_ERROR(restored);
+      if (!*there) {
         return StepOutcome::kStoppedOtherwise;
       }
     }

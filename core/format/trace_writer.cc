@@ -249,8 +249,10 @@ Result<std::string> TraceWriter::Impl::copy_into_files(int source_fd,
       return fail(status);
     }
   }
-  if (::ftruncate(out.get(), static_cast<off_t>(offset)) != 0 || ::fsync(out.get()) != 0 ||
-      ::close(out.release()) != 0) {
+  // No fsync here: finish() syncs the file system of files/ once (a copy
+  // per file read costs a disk flush each, tar's thousands of them
+  // seconds), and a copy a crash cut short fails its content id check.
+  if (::ftruncate(out.get(), static_cast<off_t>(offset)) != 0 || ::close(out.release()) != 0) {
     Status status = Status::from_errno(errno, fmt::format("writing '{}'", temp_path));
     ::unlink(temp_path.c_str());
     return fail(status);
@@ -341,7 +343,7 @@ Result<std::string> TraceWriter::Impl::store_mapped_range(const std::string& pat
   const uint64_t end = offset + ((length + 4095) & ~uint64_t{4095});
   Result<std::string> id = write_sparse_range(source.get(), path, static_cast<uint64_t>(st.st_size),
                                               offset, end, out.get(), temp_path);
-  if (id.is_ok() && (::fsync(out.get()) != 0 || ::close(out.release()) != 0)) {
+  if (id.is_ok() && ::close(out.release()) != 0) {  // synced at finish(), as copies are
     id = Status::from_errno(errno, fmt::format("writing '{}'", temp_path));
   }
   if (!id.is_ok()) {
@@ -374,6 +376,11 @@ Result<std::string> TraceWriter::Impl::store_bytes(const std::string& bytes) {
 
 Status TraceWriter::Impl::finish() {
   REPRO_RETURN_IF_ERROR(flush());
+  // The copies in files/, written without an fsync each.
+  ScopedFd files(::open(files_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!files.valid() || ::syncfs(files.get()) != 0) {
+    return fail(Status::from_errno(errno, fmt::format("syncing '{}'", files_dir_)));
+  }
   if (::fsync(events_fd_.get()) != 0) {
     return fail(Status::from_errno(errno, fmt::format("fsync of '{}'", events_path_)));
   }
