@@ -14,13 +14,6 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-static unsigned long checksum(unsigned long sum, const char *buf, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    sum = sum * 31 + (unsigned char)buf[i];
-  }
-  return sum;
-}
-
 static void write_file(const char *path, const char *text) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   check(fd >= 0);

@@ -22,21 +22,13 @@ static void fill(char *buf, size_t n, char seed) {
   }
 }
 
-static unsigned long checksum(const char *buf, size_t n) {
-  unsigned long sum = 0;
-  for (size_t i = 0; i < n; i++) {
-    sum = sum * 31 + (unsigned char)buf[i];
-  }
-  return sum;
-}
-
 static unsigned long file_checksum(int fd, off_t *size) {
   static char buf[65536];
   unsigned long sum = 0;
   off_t total = 0;
   ssize_t n;
   while ((n = pread(fd, buf, sizeof buf, total)) > 0) {
-    sum = sum * 7 + checksum(buf, (size_t)n);
+    sum = sum * 7 + checksum(0, buf, (size_t)n);
     total += n;
   }
   check(n == 0);

@@ -19,19 +19,6 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-static unsigned long checksum(unsigned long sum, const char *buf, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    sum = sum * 31 + (unsigned char)buf[i];
-  }
-  return sum;
-}
-
-static void fill(char *buf, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    buf[i] = (char)('a' + (seed + i * 7) % 26);
-  }
-}
-
 /* Waits until `fd` is readable (poll, which may block: the slow path). */
 static void wait_readable(int fd) {
   struct pollfd p = {fd, POLLIN, 0};
@@ -48,7 +35,7 @@ static void stream_pair(void) {
   check(recv(sv[1], got, sizeof got, 0) == -1 && errno == EAGAIN);
   unsigned long sum = 0;
   for (int round = 0; round < 200; round++) {
-    fill(buf, 1000, (unsigned)round);
+    fill_letters(buf, 1000, (unsigned)round);
     check(write(sv[0], buf, 1000) == 1000);
     check(send(sv[0], buf, 500, 0) == 500);
     check(recv(sv[1], got, 10, MSG_PEEK) == 10 && memcmp(got, buf, 10) == 0);
@@ -70,7 +57,7 @@ static void dontwait_until_full(void) {
   int small = 4096;
   check(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small) == 0);
   char buf[1024];
-  fill(buf, sizeof buf, 3);
+  fill_letters(buf, sizeof buf, 3);
   long sent = 0;
   for (;;) {
     ssize_t n = send(sv[0], buf, sizeof buf, MSG_DONTWAIT);
@@ -101,7 +88,7 @@ static void truncated_datagram(void) {
   int sv[2];
   check(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);
   char buf[300];
-  fill(buf, sizeof buf, 11);
+  fill_letters(buf, sizeof buf, 11);
   check(send(sv[0], buf, sizeof buf, 0) == (ssize_t)sizeof buf);
   char got[100];
   check(recv(sv[1], got, sizeof got, MSG_TRUNC) == (ssize_t)sizeof buf);
@@ -142,7 +129,7 @@ static void woken_reader(void) {
   for (int i = 0; i < e.rounds; i++) {
     char msg[32], got[32];
     size_t n = (size_t)(8 + i % 20);
-    fill(msg, n, (unsigned)i);
+    fill_letters(msg, n, (unsigned)i);
     check(write(sv[0], msg, n) == (ssize_t)n);
     wait_readable(sv[0]);
     check(read(sv[0], got, sizeof got) == (ssize_t)n && memcmp(got, msg, n) == 0);
@@ -174,7 +161,7 @@ static void tcp_loopback(void) {
   char buf[2000], got[2000];
   unsigned long sum = 0;
   for (int i = 0; i < 50; i++) {
-    fill(buf, sizeof buf, (unsigned)i);
+    fill_letters(buf, sizeof buf, (unsigned)i);
     check(send(client, buf, sizeof buf, 0) == (ssize_t)sizeof buf);
     size_t have = 0;
     while (have < sizeof buf) {
@@ -231,8 +218,8 @@ static void message_sends(void) {
   unsigned long sum = 0;
   for (int i = 0; i < 50; i++) {
     char head[8], body[24];
-    fill(head, sizeof head, (unsigned)i);
-    fill(body, sizeof body, (unsigned)i + 100);
+    fill_letters(head, sizeof head, (unsigned)i);
+    fill_letters(body, sizeof body, (unsigned)i + 100);
     struct iovec iov[2] = {{head, sizeof head}, {body, sizeof body}};
     struct msghdr mh = {0};
     mh.msg_iov = iov;

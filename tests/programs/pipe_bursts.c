@@ -15,19 +15,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-static unsigned long checksum(unsigned long sum, const char *buf, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    sum = sum * 31 + (unsigned char)buf[i];
-  }
-  return sum;
-}
-
-static void fill(char *buf, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    buf[i] = (char)('a' + (seed + i * 7) % 26);
-  }
-}
-
 /* Writes all of `n` bytes (a blocking pipe write does, unless interrupted). */
 static void write_all(int fd, const char *buf, size_t n) {
   check(write(fd, buf, n) == (ssize_t)n);
@@ -58,7 +45,7 @@ static void child_stream(void) {
     close(p[0]);
     char buf[10240];
     for (int i = 0; i < 200; i++) {
-      fill(buf, sizeof buf, (unsigned)i);
+      fill_letters(buf, sizeof buf, (unsigned)i);
       write_all(p[1], buf, sizeof buf);
     }
     _exit(0);
@@ -84,7 +71,7 @@ static void write_larger_than_pipe(void) {
   pid_t child = fork();
   check(child >= 0);
   static char big[300000];
-  fill(big, sizeof big, 5);
+  fill_letters(big, sizeof big, 5);
   if (child == 0) {
     close(p[1]);
     long total;
@@ -120,7 +107,7 @@ static void slot_filling_writes(void) {
   char buf[3000];
   unsigned long sum = 0;
   for (int i = 0; i < 40; i++) {
-    fill(buf, sizeof buf, (unsigned)i * 3);
+    fill_letters(buf, sizeof buf, (unsigned)i * 3);
     write_all(p[1], buf, sizeof buf);
     sum = checksum(sum, buf, sizeof buf);
   }

@@ -288,6 +288,22 @@ static TU_UNUSED void path_join(char *out, size_t size, const char *dir, const c
   memcpy(out + a + 1, name, b + 1);
 }
 
+/* Folds n bytes of buf into a running checksum (start with 0): programs
+ * print it to show replay read the same data. */
+static TU_UNUSED unsigned long checksum(unsigned long sum, const char *buf, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    sum = sum * 31 + (unsigned char)buf[i];
+  }
+  return sum;
+}
+
+/* Fills buf with n lower-case letters that depend on seed. */
+static TU_UNUSED void fill_letters(char *buf, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) {
+    buf[i] = (char)('a' + (seed + i * 7) % 26);
+  }
+}
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- signals --------------------------------------------------------- */

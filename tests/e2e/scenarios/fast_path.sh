@@ -45,6 +45,19 @@ need_tool python3
 program=$build_dir/tests/e2e/scenarios/scenario_fast_path
 need_file "$program"
 
+# record_test_program NAME PROGRAM: records the test program PROGRAM as
+# trace NAME, expects it to finish and to replay the same, and dumps the
+# trace into NAME.dump.
+record_test_program() {
+  local name=$1 path=$build_dir/tests/programs/$2
+  need_file "$path"
+  record 120 "$name" "$name.out" "$name.err" "$path"
+  [ "$status" -eq 0 ] || fail "record of $2 exited $status: $(tail -n 3 "$name.err")"
+  grep -q '^EXIT-SUCCESS$' "$name.out" || fail "$2 did not finish: $(tail -n 3 "$name.out")"
+  expect_same_replay "$name" "$name.out" "$name.err" 0
+  bounded 60 "$repro" dump "$name" >"$name.dump" 2>dump.err || fail "dump of $name failed: $(cat dump.err)"
+}
+
 head -c 8192 /dev/urandom >data
 record 120 trace rec.out rec.err "$program" 100000 data
 [ "$status" -eq 0 ] || fail "record exited $status: $(tail -n 3 rec.err) $(cat rec.out)"
@@ -97,13 +110,7 @@ grep -q 'syscall l\?getxattr("tree/sub/file-[0-9]*", "[a-z]*\.[a-z_.]*", .*\[fas
   fail "no extended attribute read of ls on the fast path with its path and name: $(grep 'xattr' stats.dump | head -n 3)"
 
 # Writes: to a regular file on the fast path, to stdout (a file here) not.
-writer=$build_dir/tests/programs/file_writes
-need_file "$writer"
-record 120 writes writes.out writes.err "$writer"
-[ "$status" -eq 0 ] || fail "record of file_writes exited $status: $(tail -n 3 writes.err)"
-grep -q '^EXIT-SUCCESS$' writes.out || fail "file_writes did not finish: $(tail -n 3 writes.out)"
-expect_same_replay writes writes.out writes.err 0
-bounded 60 "$repro" dump writes >writes.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+record_test_program writes file_writes
 for call in 'write([0-9]*, 0x[0-9a-f]*, 3000) = 3000' 'write([0-9]*, 0x[0-9a-f]*, 4096) = 4096' \
     'pwrite64([0-9]*, 0x[0-9a-f]*, 2, [0-9a-fx]*) = 2' 'writev([0-9]*, 0x[0-9a-f]*, 3) = 60' \
     'pwritev([0-9]*, 0x[0-9a-f]*, 2, [0-9a-fx]*, 0) = 30'; do
@@ -121,13 +128,7 @@ bounded 60 "$repro" report --effects writes >writes.effects 2>report.err ||
 grep -q 'written.bin .*wrote 827602 bytes (786 writes)' writes.effects ||
   fail "report --effects does not count the fast-path writes: $(grep written.bin writes.effects)"
 
-opener=$build_dir/tests/programs/file_opens
-need_file "$opener"
-record 120 opens opens.out opens.err "$opener"
-[ "$status" -eq 0 ] || fail "record of file_opens exited $status: $(tail -n 3 opens.err)"
-grep -q '^EXIT-SUCCESS$' opens.out || fail "file_opens did not finish: $(tail -n 3 opens.out)"
-expect_same_replay opens opens.out opens.err 0
-bounded 60 "$repro" dump opens >opens.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+record_test_program opens file_opens
 # 100 rounds of open, openat and fopen of two regular files for reading.
 fast_opens=$(grep -c ' syscall openat(.*, O_RDONLY[|A-Z_]*) = [0-9]* \[fast path\]$' opens.dump)
 [ "$fast_opens" -ge 300 ] || fail "only $fast_opens opens for reading on the fast path"
@@ -149,12 +150,7 @@ for path in /proc/self/status '.*/fifo' '.*/a", O_RDONLY|O_TRUNC' '.*/a", O_RDWR
 done
 
 piper=$build_dir/tests/programs/pipe_bursts
-need_file "$piper"
-record 120 pipes pipes.out pipes.err "$piper"
-[ "$status" -eq 0 ] || fail "record of pipe_bursts exited $status: $(tail -n 3 pipes.err)"
-grep -q '^EXIT-SUCCESS$' pipes.out || fail "pipe_bursts did not finish: $(tail -n 3 pipes.out)"
-expect_same_replay pipes pipes.out pipes.err 0
-bounded 60 "$repro" dump pipes >pipes.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+record_test_program pipes pipe_bursts
 # pipe_calls NAME RESULT: fast-path NAME calls (RWF_NOWAIT) with that result.
 pipe_calls() { grep -c " syscall $1([0-9]*, 0x[0-9a-f]*, 1, -1, 0, 0x8) = $2 .*\\[fast path\\]$" pipes.dump; }
 # Whether this kernel reads an empty pipe with RWF_NOWAIT (EAGAIN) or not
@@ -192,13 +188,7 @@ else
   summary_pipes="pipes at stops (RWF_NOWAIT on a pipe here: $pipe_nowait)"
 fi
 
-sockets=$build_dir/tests/programs/nonblocking_sockets
-need_file "$sockets"
-record 120 sockets sockets.out sockets.err "$sockets"
-[ "$status" -eq 0 ] || fail "record of nonblocking_sockets exited $status: $(tail -n 3 sockets.err)"
-grep -q '^EXIT-SUCCESS$' sockets.out || fail "nonblocking_sockets did not finish: $(tail -n 3 sockets.out)"
-expect_same_replay sockets sockets.out sockets.err 0
-bounded 60 "$repro" dump sockets >sockets.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+record_test_program sockets nonblocking_sockets
 # fast_calls NAME: how many NAME syscalls the dump shows on the fast path.
 fast_calls() { grep -c " syscall $1(.* \[fast path\]$" sockets.dump; }
 # 200 rounds of write, send, recv with MSG_PEEK, read and recv on the
