@@ -472,25 +472,81 @@ static long id_syscall(long number) {
   return logged_syscall(header, number, 0, 0, 0, 0, 0, 0, 0, 0, OUTPUT_NONE);
 }
 
-/* fstat of `fd` into `stat_buffer`, logged too: during replay the probe
- * must see the same answer. Returns the raw result. */
-static long logged_fstat(struct repro_fastpath_header* header, long fd,
-                         uint64_t stat_buffer[FP_STAT_BYTES / 8]) {
-  return logged_syscall(header, SYS_fstat, fd, (long)stat_buffer, 0, 0, 0, 0,
-                        (uint64_t)stat_buffer, FP_STAT_BYTES, OUTPUT_WHOLE_ON_SUCCESS);
-}
+/* What the fast path asks of a descriptor before a call on it. */
+struct fp_file {
+  uint32_t type;   /* st_mode & S_IFMT */
+  uint64_t device; /* encoded as struct stat's st_dev */
+  uint64_t inode;
+};
+
+/* statx(2) on x86-64: the fields of struct statx the probe reads. */
+#define FP_AT_EMPTY_PATH 0x1000
+#define FP_STATX_TYPE 0x1u
+#define FP_STATX_INO 0x100u
+#define FP_STATX_SIZE 0x200u
+#define FP_STATX_MODE_OFFSET 0x1c
+#define FP_STATX_INO_OFFSET 0x20
+#define FP_STATX_DEV_MAJOR_OFFSET 0x88
+#define FP_STATX_DEV_MINOR_OFFSET 0x8c
+#define FP_EPERM 1
+#define FP_ENOSYS 38
+
+/* Set once statx answered ENOSYS (a kernel before 4.11) or EPERM (a
+ * container's seccomp policy): the probe uses fstat from then on. */
+static int statx_refused;
 
 static uint32_t stat_file_type(const uint64_t stat_buffer[FP_STAT_BYTES / 8]) {
   return *(const uint32_t*)((const char*)stat_buffer + FP_STAT_MODE_OFFSET) & FP_S_IFMT;
 }
 
-/* The file type of `fd` (its st_mode & S_IFMT), 0 if fstat fails. */
-static uint32_t file_type(struct repro_fastpath_header* header, long fd) {
-  uint64_t stat_buffer[FP_STAT_BYTES / 8];
-  if (logged_fstat(header, fd, stat_buffer) != 0) {
-    return 0;
+/* st_dev as glibc's makedev builds it from a major and a minor number. */
+static uint64_t device_number(uint64_t major, uint64_t minor) {
+  return ((major & 0xfffff000u) << 32) | ((major & 0xfffu) << 8) |
+         ((minor & 0xffffff00u) << 12) | (minor & 0xffu);
+}
+
+/* Learns what `fd` is, with a syscall logged too: during replay the probe
+ * must see the same answer. statx asking for no time stamps, because on a
+ * kernel with multigrain time stamps (6.13 on) a stat that reads them
+ * makes the file's next write update them finely, dirtying the inode on
+ * every write: an fstat before each 4 KiB pwrite doubled its cost. The
+ * recorder reads the file's identity and size from this record too
+ * (tracer/record_fast_path.cc). Returns 0 or the negative errno. */
+static long logged_probe(struct repro_fastpath_header* header, long fd, struct fp_file* file) {
+  if (!statx_refused) {
+    uint64_t statx_buffer[FP_STATX_BYTES / 8];
+    long result = logged_syscall(header, SYS_statx, fd, (long)"", FP_AT_EMPTY_PATH,
+                                 FP_STATX_TYPE | FP_STATX_INO | FP_STATX_SIZE,
+                                 (long)statx_buffer, 0, (uint64_t)statx_buffer, FP_STATX_BYTES,
+                                 OUTPUT_WHOLE_ON_SUCCESS);
+    if (result == 0) {
+      const char* bytes = (const char*)statx_buffer;
+      file->type = *(const uint16_t*)(bytes + FP_STATX_MODE_OFFSET) & FP_S_IFMT;
+      file->inode = *(const uint64_t*)(bytes + FP_STATX_INO_OFFSET);
+      file->device = device_number(*(const uint32_t*)(bytes + FP_STATX_DEV_MAJOR_OFFSET),
+                                   *(const uint32_t*)(bytes + FP_STATX_DEV_MINOR_OFFSET));
+      return 0;
+    }
+    if (result != -FP_ENOSYS && result != -FP_EPERM) {
+      return result;
+    }
+    statx_refused = 1;
   }
-  return stat_file_type(stat_buffer);
+  uint64_t stat_buffer[FP_STAT_BYTES / 8];
+  long result = logged_syscall(header, SYS_fstat, fd, (long)stat_buffer, 0, 0, 0, 0,
+                               (uint64_t)stat_buffer, FP_STAT_BYTES, OUTPUT_WHOLE_ON_SUCCESS);
+  if (result == 0) {
+    file->type = stat_file_type(stat_buffer);
+    file->device = stat_buffer[FP_STAT_DEV_INDEX];
+    file->inode = stat_buffer[FP_STAT_INO_INDEX];
+  }
+  return result;
+}
+
+/* The file type of `fd` (its st_mode & S_IFMT), 0 if the probe fails. */
+static uint32_t file_type(struct repro_fastpath_header* header, long fd) {
+  struct fp_file file;
+  return logged_probe(header, fd, &file) == 0 ? file.type : 0;
 }
 
 #define FP_F_GETFL 3
@@ -583,13 +639,13 @@ static struct repro_fastpath_header* write_buffer_of(long fd, long message_flags
     return NULL;
   }
   struct repro_fastpath_header* header = usable_buffer();
-  uint64_t stat_buffer[FP_STAT_BYTES / 8];
-  if (header == NULL || logged_fstat(header, fd, stat_buffer) != 0) {
+  struct fp_file file;
+  if (header == NULL || logged_probe(header, fd, &file) != 0) {
     return NULL;
   }
-  uint32_t type = stat_file_type(stat_buffer);
-  uint64_t device = stat_buffer[FP_STAT_DEV_INDEX];
-  uint64_t inode = stat_buffer[FP_STAT_INO_INDEX];
+  uint32_t type = file.type;
+  uint64_t device = file.device;
+  uint64_t inode = file.inode;
   for (uint32_t i = 0; i < write_exclusions.output_count && i < REPRO_FASTPATH_MAX_OUTPUT_FILES;
        ++i) {
     if (device == write_exclusions.output_device[i] && inode == write_exclusions.output_inode[i]) {

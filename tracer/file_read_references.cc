@@ -77,11 +77,23 @@ std::optional<uint64_t> file_position(pid_t tid, int fd) {
   return position;
 }
 
+namespace {
+
+// Whether `st` has time stamps: the library's statx asks for none
+// (preload/fastpath.c), and the kernel may then leave them zero.
+bool has_times(const struct stat& st) {
+  return nanoseconds(st.st_mtim) != 0 || nanoseconds(st.st_ctim) != 0;
+}
+
+}  // namespace
+
 FileReadReferences::Copy* FileReadReferences::current_copy(const std::string& fd_path,
-                                                           const struct stat& st) {
+                                                           const struct stat& st, bool stale) {
   Copy& copy = copies_[{st.st_dev, st.st_ino}];
-  if (copy.fd.valid() && copy.size == st.st_size && copy.mtime_ns == nanoseconds(st.st_mtim) &&
-      copy.ctime_ns == nanoseconds(st.st_ctim)) {
+  bool times_known = has_times(st) && (copy.mtime_ns != 0 || copy.ctime_ns != 0);
+  bool same_times = !times_known || (copy.mtime_ns == nanoseconds(st.st_mtim) &&
+                                     copy.ctime_ns == nanoseconds(st.st_ctim));
+  if (!stale && copy.fd.valid() && copy.size == st.st_size && same_times) {
     return &copy;
   }
   if (copy.copies_made >= kMaxCopiesPerFile) {
@@ -166,8 +178,15 @@ bool FileReadReferences::reference(pid_t tid, format::Event* event,
   if (!offset) {
     return false;
   }
-  Copy* copy = current_copy(fd_path, st);
-  if (copy == nullptr || !matches(*copy, *offset, *event)) {
+  Copy* copy = current_copy(fd_path, st, /*stale=*/false);
+  bool same = copy != nullptr && matches(*copy, *offset, *event);
+  if (!same && copy != nullptr && !has_times(st)) {
+    // Without time stamps a file rewritten at the same size looks the
+    // same: a read that differs from the copy takes a new one.
+    copy = current_copy(fd_path, st, /*stale=*/true);
+    same = copy != nullptr && matches(*copy, *offset, *event);
+  }
+  if (!same) {
     return false;
   }
   event->syscall_flags |= format::kSyscallReadsFileCopy;

@@ -12,8 +12,9 @@
 // compared with the copy at that offset, and only an exact match becomes a
 // reference; otherwise the bytes are stored as before. A file that changes
 // while the recording runs (written by the program itself, or from
-// outside) gets a new copy when its size or times change, at most
-// kMaxCopiesPerFile times; after that its reads store their bytes.
+// outside) gets a new copy when its size or times change (where the stat
+// has no times, the library's statx, when a read differs from the copy),
+// at most kMaxCopiesPerFile times; after that its reads store their bytes.
 //
 // Not thread-safe; owned by the RecordSession.
 
@@ -75,8 +76,9 @@ class FileReadReferences {
   };
 
   // The copy of the file open as `fd_path`, made now if it changed since
-  // the last copy; nullptr if it should not be referenced.
-  Copy* current_copy(const std::string& fd_path, const struct stat& st);
+  // the last copy or the caller found it `stale`; nullptr if it should not
+  // be referenced.
+  Copy* current_copy(const std::string& fd_path, const struct stat& st, bool stale);
   // Whether `event`'s write bytes equal the copy from `offset` on.
   bool matches(const Copy& copy, uint64_t offset, const format::Event& event);
 

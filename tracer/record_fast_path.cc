@@ -13,7 +13,9 @@
 #include <fmt/core.h>
 #include <sched.h>
 #include <sys/ptrace.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -109,8 +111,43 @@ std::vector<std::optional<uint64_t>> positions_after(
   return after;
 }
 
-// What the library's fstat of `fd` just before syscall `i` said (it asks
-// before each read of a file), if that is in the batch.
+// What a statx(fd, "", AT_EMPTY_PATH) of the batch said of `fd`, as a
+// struct stat; without a size the kernel vouches for, nullopt. Its time
+// stamps, which the library does not ask for, are there all the same on
+// the file systems that fill in all they have, else zero: they only tell
+// when to take a new copy of the file, whose bytes every reference is
+// compared with.
+std::optional<struct stat> stat_of_statx(const fastpath::BatchedSyscall& syscall) {
+  struct statx stx;
+  // The library's probe logs no path; a program's own call, its path,
+  // which names another file unless empty.
+  bool empty_path = syscall.inputs.empty() || syscall.inputs.front().bytes.empty();
+  if (syscall.result != 0 || (syscall.args[2] & AT_EMPTY_PATH) == 0 || !empty_path ||
+      syscall.output.size() != sizeof stx) {
+    return std::nullopt;
+  }
+  std::memcpy(&stx, syscall.output.data(), sizeof stx);
+  if ((stx.stx_mask & (STATX_TYPE | STATX_INO | STATX_SIZE)) !=
+      (STATX_TYPE | STATX_INO | STATX_SIZE)) {
+    return std::nullopt;
+  }
+  struct stat st {};
+  st.st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+  st.st_ino = stx.stx_ino;
+  st.st_mode = stx.stx_mode;
+  st.st_size = static_cast<off_t>(stx.stx_size);
+  if (stx.stx_mask & STATX_MTIME) {
+    st.st_mtim = {stx.stx_mtime.tv_sec, stx.stx_mtime.tv_nsec};
+  }
+  if (stx.stx_mask & STATX_CTIME) {
+    st.st_ctim = {stx.stx_ctime.tv_sec, stx.stx_ctime.tv_nsec};
+  }
+  return st;
+}
+
+// What the library's probe of `fd` just before syscall `i` said (it asks
+// before each read of a file, with statx or, where that is refused,
+// fstat), if that is in the batch.
 std::optional<struct stat> logged_stat(const std::vector<fastpath::BatchedSyscall>& syscalls,
                                        size_t i, int fd) {
   for (size_t j = i; j-- > 0;) {
@@ -126,6 +163,12 @@ std::optional<struct stat> logged_stat(const std::vector<fastpath::BatchedSyscal
       struct stat st;
       std::memcpy(&st, syscall.output.data(), sizeof st);
       return st;
+    }
+    if (syscall.syscall_number == SYS_statx && syscall.result == 0) {
+      std::optional<struct stat> st = stat_of_statx(syscall);
+      if (st) {
+        return st;
+      }
     }
     if (syscall.syscall_number == SYS_close) {
       break;

@@ -45,8 +45,8 @@ repro_scenario_program(scenario_deadlock deadlock_program.c)
 target_link_libraries(scenario_deadlock PRIVATE Threads::Threads)
 repro_scenario_program(scenario_exec_mount_namespace exec_mount_namespace_program.c)
 repro_scenario_program(scenario_isolation_client isolation_client.c)
-# replay_isolation_enforced: a host where unshare is refused.
-repro_scenario_program(scenario_deny_unshare deny_unshare.c)
+# replay_isolation_enforced, fast_path: a host that refuses unshare, statx.
+repro_scenario_program(scenario_deny_syscall deny_syscall.c)
 repro_scenario_program(scenario_hunt_window hunt_window_program.c)
 target_link_libraries(scenario_hunt_window PRIVATE Threads::Threads)
 repro_scenario_program(scenario_jit_rdtsc jit_rdtsc.c)

@@ -17,6 +17,9 @@
 #     the fast path too, the trace keeping their path and attribute name,
 #     and so are find's directory opens, fcntl calls and closes of
 #     directories;
+#   - the library learns what a descriptor is with a logged statx that
+#     asks no time stamps, or, where statx is refused (run under a seccomp
+#     filter that answers it ENOSYS), asks statx once and fstat after;
 #   - the file_writes test program's writes to a regular file (write,
 #     pwrite64, writev, pwritev, stdio's) are on the fast path, those to
 #     stdout and to a copy of it are not (replay prints them), nor, once
@@ -111,6 +114,9 @@ grep -q 'syscall l\?getxattr("tree/sub/file-[0-9]*", "[a-z]*\.[a-z_.]*", .*\[fas
 
 # Writes: to a regular file on the fast path, to stdout (a file here) not.
 record_test_program writes file_writes
+# The library's probe before each call: statx without time stamps.
+grep -q ' syscall statx([0-9]*, 0x[0-9a-f]*, AT_EMPTY_PATH, 0x301, 0x[0-9a-f]*) = 0 \[writes 1: 256 bytes\] \[fast path\]$' writes.dump ||
+  fail "no statx probe on the fast path: $(grep -m 3 ' statx(' writes.dump)"
 for call in 'write([0-9]*, 0x[0-9a-f]*, 3000) = 3000' 'write([0-9]*, 0x[0-9a-f]*, 4096) = 4096' \
     'pwrite64([0-9]*, 0x[0-9a-f]*, 2, [0-9a-fx]*) = 2' 'writev([0-9]*, 0x[0-9a-f]*, 3) = 60' \
     'pwritev([0-9]*, 0x[0-9a-f]*, 2, [0-9a-fx]*, 0) = 30'; do
@@ -127,6 +133,25 @@ bounded 60 "$repro" report --effects writes >writes.effects 2>report.err ||
   fail "report --effects failed: $(cat report.err)"
 grep -q 'written.bin .*wrote 827602 bytes (786 writes)' writes.effects ||
   fail "report --effects does not count the fast-path writes: $(grep written.bin writes.effects)"
+
+# Where the kernel refuses statx (ENOSYS before 4.11, EPERM in some
+# containers), the library's probe asks once and uses fstat from then on.
+deny=$build_dir/tests/e2e/scenarios/scenario_deny_syscall
+need_file "$deny"
+bounded 120 "$deny" statx ENOSYS "$repro" record -o nostatx -- "$build_dir/tests/programs/file_writes" \
+  >nostatx.out 2>nostatx.err
+[ "$?" -eq 0 ] || fail "record of file_writes without statx failed: $(tail -n 3 nostatx.err)"
+cmp -s writes.out nostatx.out || fail "file_writes printed otherwise without statx"
+expect_same_replay nostatx nostatx.out nostatx.err 0
+bounded 60 "$repro" dump nostatx >nostatx.dump 2>dump.err || fail "dump failed: $(cat dump.err)"
+probes=$(grep -c ' syscall statx([0-9]*, 0x[0-9a-f]*, AT_EMPTY_PATH, 0x301, .*\[fast path\]$' nostatx.dump)
+refused=$(grep -c ' syscall statx([0-9]*, 0x[0-9a-f]*, AT_EMPTY_PATH, 0x301, .*) = -1 ENOSYS .*\[fast path\]$' nostatx.dump)
+[ "$probes" -eq 1 ] && [ "$refused" -eq 1 ] ||
+  fail "the probe asked statx $probes times ($refused refused), not once: $(grep ' statx(' nostatx.dump | head -n 3)"
+fast_fstats=$(grep -c ' syscall fstat([0-9]*, {st_mode=S_IFREG|.*\[fast path\]$' nostatx.dump)
+fast_writes=$(grep -c ' syscall pwrite64(.*\[fast path\]$' nostatx.dump)
+[ "$fast_fstats" -ge 400 ] && [ "$fast_writes" -ge 400 ] ||
+  fail "without statx, $fast_fstats fstat probes and $fast_writes pwrite64 on the fast path"
 
 record_test_program opens file_opens
 # 100 rounds of open, openat and fopen of two regular files for reading.

@@ -11,7 +11,9 @@
 #     do with copy_file_range: the recorder answers that ENOSYS, so cat
 #     falls back to read and write and replay prints what it printed);
 #   - reads the preloaded library makes without a stop (dd's 4 KiB reads)
-#     are stored the same way: out of their batch, marked fast-path;
+#     are stored the same way: out of their batch, marked fast-path; a
+#     file rewritten at the same size between them, which their stat
+#     without time stamps cannot tell, gets a second copy;
 #   - data tar writes into a pipe and md5sum reads is stored once at most:
 #     with the pipe at stops, the reads the recorder matched with the
 #     writes store no bytes and replay fills them from the writes; on the
@@ -105,6 +107,29 @@ record 120 trace2 rec2.out rec2.err sh -c \
 [ "$(grep -c 'second version' rec2.out)" -eq 600 ] || fail "the program did not see its change"
 printf 'third version\n' >changing  # after the recording: must not matter
 expect_same_replay trace2 rec2.out rec2.err 0
+
+# Rewritten at the same size between dd's 4 KiB reads on the fast path,
+# whose stat of the file asks no time stamps (they would slow its writes
+# down): the reads after the change do not match the old copy, so they
+# take a new one, and replay shows the new content.
+printf 'first version\n%.0s' $(seq 600) >same
+record 120 trace6 rec6.out rec6.err sh -c \
+  'dd if=same bs=4k 2>/dev/null; printf "other version\n%.0s" $(seq 600) >same; dd if=same bs=4k 2>/dev/null'
+[ "$status" -eq 0 ] || fail "record exited $status: $(tail -n 3 rec6.err)"
+[ "$(grep -c '^first version$' rec6.out) $(grep -c '^other version$' rec6.out)" = "600 600" ] ||
+  fail "dd did not print both versions: $(sort rec6.out | uniq -c)"
+printf 'third version\n%.0s' $(seq 600) >same
+expect_same_replay trace6 rec6.out rec6.err 0
+bounded 60 "$repro" dump --json trace6 >dump6.json 2>dump6.err || fail "dump failed: $(cat dump6.err)"
+python3 - <<'PY' || fail "the reads of the rewritten file are not stored against two copies"
+import json
+events = [json.loads(line) for line in open("dump6.json")][1:]
+reads = [e for e in events if e["kind"] == "syscall" and e["syscall"] == "read"
+         and e["result"] == 4096 and "fast-path" in e["flags"]]
+ids = [e["file_copy"]["content_id"] for e in reads if "reads-file-copy" in e["flags"]]
+assert len(reads) == 4 and len(ids) == 4, (len(reads), len(ids))
+assert ids[0] == ids[1] != ids[2] == ids[3], ids
+PY
 
 # A damaged copy is found, not replayed.
 copy=$(python3 -c '

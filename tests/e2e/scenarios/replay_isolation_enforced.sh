@@ -13,7 +13,7 @@
 #     the first one tests something; replay also says, in one warning line,
 #     that isolation is off.
 # And where the host refuses the namespaces (simulated: unshare fails with
-# EPERM under deny_unshare), `repro doctor` says replay-isolation DEGRADED,
+# EPERM under deny_syscall), `repro doctor` says replay-isolation DEGRADED,
 # a replay says once that isolation is not enforced here and why, and
 # replays as before; with REPRO_REPLAY_ISOLATION=namespace it refuses
 # (status 1). The hooked half skips where this host cannot isolate.
@@ -24,8 +24,8 @@ python=/usr/bin/python3
 need_file "$python"
 client=$build_dir/tests/e2e/scenarios/scenario_isolation_client
 need_file "$client"
-deny_unshare=$build_dir/tests/e2e/scenarios/scenario_deny_unshare
-need_file "$deny_unshare"
+deny_syscall=$build_dir/tests/e2e/scenarios/scenario_deny_syscall
+need_file "$deny_syscall"
 
 start_background "$python" "$scenario_dir/tcp_server.py" port server.log
 wait_for 20 test -s port || fail "the TCP server did not start"
@@ -42,15 +42,15 @@ rm out/file
 
 # A host that refuses the namespaces: replay (in the default mode, auto,
 # whatever the caller set) goes on, and says so once.
-bounded 60 "$deny_unshare" "$repro" doctor >doctor-denied.out 2>&1
+bounded 60 "$deny_syscall" unshare EPERM "$repro" doctor >doctor-denied.out 2>&1
 grep -q '^DEGRADED  *replay-isolation  *unshare(.*EPERM' doctor-denied.out ||
   fail "doctor does not see that unshare is refused: $(grep replay-isolation doctor-denied.out)"
-REPRO_REPLAY_ISOLATION=auto bounded 60 "$deny_unshare" "$repro" replay trace >denied.out 2>denied.err
+REPRO_REPLAY_ISOLATION=auto bounded 60 "$deny_syscall" unshare EPERM "$repro" replay trace >denied.out 2>denied.err
 [ $? -eq 0 ] || fail "replay where unshare is refused failed: $(tail -n 5 denied.err)"
 cmp -s record.out denied.out || fail "replay where unshare is refused printed other output"
 [ "$(grep -c '^repro: warning: replay isolation is not enforced here (unshare(.*): Operation not permitted)' denied.err)" -eq 1 ] ||
   fail "replay where unshare is refused did not say so once: $(cat denied.err)"
-REPRO_REPLAY_ISOLATION=namespace bounded 60 "$deny_unshare" "$repro" replay trace \
+REPRO_REPLAY_ISOLATION=namespace bounded 60 "$deny_syscall" unshare EPERM "$repro" replay trace \
   >denied-required.out 2>denied-required.err
 [ $? -eq 1 ] || fail "REPRO_REPLAY_ISOLATION=namespace replayed where unshare is refused"
 grep -q 'REPRO_REPLAY_ISOLATION=namespace, but this host does not allow it' denied-required.err ||
